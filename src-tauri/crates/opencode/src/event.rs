@@ -1,0 +1,453 @@
+//! Parsing of the server's event frames into typed events, leniently: unknown event types
+//! become [`Event::Other`], and a malformed frame is an error for that frame only.
+
+use std::borrow::Cow;
+
+use serde::de::{DeserializeSeed, Error as _, IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
+
+use crate::types::{MessageInfo, Part, Session, SessionStatus, lenient};
+
+/// One event from the server, with the directory it concerns when the stream says so.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Envelope {
+    /// Directory of the instance that emitted it (`/global/event` only).
+    pub directory: Option<String>,
+    /// The event.
+    pub event: Event,
+}
+
+/// The events Crosscheck acts on; everything else is [`Event::Other`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// First frame after connecting.
+    ServerConnected,
+    /// Keep-alive, every 10 s.
+    Heartbeat,
+    /// A session was created.
+    SessionCreated(Session),
+    /// A session changed (title, metadata, archive, ...); carries the whole session.
+    SessionUpdated(Session),
+    /// A session was deleted.
+    SessionDeleted(Session),
+    /// A session's run state changed.
+    SessionStatus {
+        /// Session.
+        session_id: String,
+        /// New state.
+        status: SessionStatus,
+    },
+    /// A session's turn finished.
+    SessionIdle {
+        /// Session.
+        session_id: String,
+    },
+    /// A session's turn failed.
+    SessionError {
+        /// Session, when known.
+        session_id: Option<String>,
+        /// The error as sent.
+        error: Option<serde_json::Value>,
+    },
+    /// A message header was created or changed.
+    MessageUpdated(MessageInfo),
+    /// A message was removed.
+    MessageRemoved {
+        /// Session.
+        session_id: String,
+        /// Message.
+        message_id: String,
+    },
+    /// A part was created or replaced (a full snapshot of it).
+    PartUpdated(Part),
+    /// Streamed text to append to a part's field.
+    PartDelta {
+        /// Session.
+        session_id: String,
+        /// Message.
+        message_id: String,
+        /// Part.
+        part_id: String,
+        /// Field to append to (`text`).
+        field: String,
+        /// Text to append.
+        delta: String,
+    },
+    /// A part was removed.
+    PartRemoved {
+        /// Session.
+        session_id: String,
+        /// Message.
+        message_id: String,
+        /// Part.
+        part_id: String,
+    },
+    /// A slash command ran.
+    CommandExecuted {
+        /// Session.
+        session_id: String,
+        /// Command name.
+        name: String,
+        /// The user message it created.
+        message_id: Option<String>,
+    },
+    /// Any other event type, by name.
+    Other(String),
+}
+
+/// Why a frame could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("malformed event frame: {0}")]
+pub struct FrameError(pub String);
+
+#[derive(Deserialize)]
+struct InfoProps<T> {
+    info: T,
+}
+
+#[derive(Deserialize)]
+struct StatusProps {
+    #[serde(rename = "sessionID")]
+    session_id: String,
+    #[serde(default, deserialize_with = "lenient")]
+    status: SessionStatus,
+}
+
+#[derive(Deserialize)]
+struct SessionIdProps {
+    #[serde(rename = "sessionID")]
+    session_id: String,
+}
+
+#[derive(Deserialize)]
+struct ErrorProps {
+    #[serde(rename = "sessionID", default)]
+    session_id: Option<String>,
+    #[serde(default)]
+    error: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+struct MessageRemovedProps {
+    #[serde(rename = "sessionID")]
+    session_id: String,
+    #[serde(rename = "messageID")]
+    message_id: String,
+}
+
+#[derive(Deserialize)]
+struct PartProps {
+    part: Part,
+}
+
+#[derive(Deserialize)]
+struct DeltaProps {
+    #[serde(rename = "sessionID")]
+    session_id: String,
+    #[serde(rename = "messageID")]
+    message_id: String,
+    #[serde(rename = "partID")]
+    part_id: String,
+    #[serde(default = "text_field")]
+    field: String,
+    delta: String,
+}
+
+fn text_field() -> String {
+    "text".to_owned()
+}
+
+#[derive(Deserialize)]
+struct PartRemovedProps {
+    #[serde(rename = "sessionID")]
+    session_id: String,
+    #[serde(rename = "messageID")]
+    message_id: String,
+    #[serde(rename = "partID")]
+    part_id: String,
+}
+
+#[derive(Deserialize)]
+struct CommandProps {
+    #[serde(rename = "sessionID")]
+    session_id: String,
+    #[serde(default)]
+    name: String,
+    #[serde(rename = "messageID", default)]
+    message_id: Option<String>,
+}
+
+/// Reads a `properties` object for an event of type `kind`, straight from the deserializer.
+fn decode_props<'de, D: Deserializer<'de>>(kind: &str, d: D) -> Result<Event, D::Error> {
+    fn typed<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+        kind: &str,
+        d: D,
+    ) -> Result<T, D::Error> {
+        T::deserialize(d).map_err(|e| D::Error::custom(format!("{kind}: {e}")))
+    }
+    Ok(match kind {
+        "server.connected" => {
+            IgnoredAny::deserialize(d)?;
+            Event::ServerConnected
+        }
+        "server.heartbeat" => {
+            IgnoredAny::deserialize(d)?;
+            Event::Heartbeat
+        }
+        "session.created" => Event::SessionCreated(typed::<InfoProps<Session>, D>(kind, d)?.info),
+        "session.updated" => Event::SessionUpdated(typed::<InfoProps<Session>, D>(kind, d)?.info),
+        "session.deleted" => Event::SessionDeleted(typed::<InfoProps<Session>, D>(kind, d)?.info),
+        "session.status" => {
+            let s: StatusProps = typed(kind, d)?;
+            Event::SessionStatus {
+                session_id: s.session_id,
+                status: s.status,
+            }
+        }
+        "session.idle" => Event::SessionIdle {
+            session_id: typed::<SessionIdProps, D>(kind, d)?.session_id,
+        },
+        "session.error" => {
+            let e: ErrorProps = typed(kind, d)?;
+            Event::SessionError {
+                session_id: e.session_id,
+                error: e.error,
+            }
+        }
+        "message.updated" => {
+            Event::MessageUpdated(typed::<InfoProps<MessageInfo>, D>(kind, d)?.info)
+        }
+        "message.removed" => {
+            let m: MessageRemovedProps = typed(kind, d)?;
+            Event::MessageRemoved {
+                session_id: m.session_id,
+                message_id: m.message_id,
+            }
+        }
+        "message.part.updated" => Event::PartUpdated(typed::<PartProps, D>(kind, d)?.part),
+        "message.part.delta" => {
+            let x: DeltaProps = typed(kind, d)?;
+            Event::PartDelta {
+                session_id: x.session_id,
+                message_id: x.message_id,
+                part_id: x.part_id,
+                field: x.field,
+                delta: x.delta,
+            }
+        }
+        "message.part.removed" => {
+            let r: PartRemovedProps = typed(kind, d)?;
+            Event::PartRemoved {
+                session_id: r.session_id,
+                message_id: r.message_id,
+                part_id: r.part_id,
+            }
+        }
+        "command.executed" => {
+            let c: CommandProps = typed(kind, d)?;
+            Event::CommandExecuted {
+                session_id: c.session_id,
+                name: c.name,
+                message_id: c.message_id,
+            }
+        }
+        other => {
+            IgnoredAny::deserialize(d)?;
+            Event::Other(other.to_owned())
+        }
+    })
+}
+
+/// The keys of an event object and of a `/global/event` frame (read without allocating).
+#[derive(Deserialize)]
+#[serde(field_identifier)]
+enum Key {
+    #[serde(rename = "type")]
+    Type,
+    #[serde(rename = "properties")]
+    Properties,
+    #[serde(rename = "directory")]
+    Directory,
+    #[serde(rename = "payload")]
+    Payload,
+    #[serde(other)]
+    Other,
+}
+
+/// An event type name, borrowed from the input when it has no escapes.
+#[derive(Deserialize)]
+struct Kind<'a>(#[serde(borrow)] Cow<'a, str>);
+
+/// Reads an event object, or (with `global`) a `{directory, payload}` frame, in one pass:
+/// when `type` comes before `properties` (as the server sends it), the properties are read
+/// straight into their typed shape; otherwise they are kept raw and read after.
+struct ObjectVisitor {
+    global: bool,
+}
+
+impl<'de> Visitor<'de> for ObjectVisitor {
+    type Value = Envelope;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.global {
+            "an event frame object"
+        } else {
+            "an event object"
+        })
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope, A::Error> {
+        let mut kind: Option<Cow<'de, str>> = None;
+        let mut event: Option<Event> = None;
+        let mut deferred: Option<&'de RawValue> = None;
+        let mut directory: Option<String> = None;
+        let mut payload: Option<Event> = None;
+        while let Some(key) = map.next_key::<Key>()? {
+            match key {
+                Key::Type => kind = Some(map.next_value::<Kind<'de>>()?.0),
+                Key::Properties => match kind.as_deref() {
+                    Some(k) => event = Some(map.next_value_seed(PropsSeed(k))?),
+                    None => deferred = Some(map.next_value()?),
+                },
+                Key::Directory if self.global => {
+                    if let serde_json::Value::String(d) = map.next_value()? {
+                        directory = Some(d);
+                    }
+                }
+                Key::Payload if self.global => payload = Some(map.next_value_seed(EventSeed)?),
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        if let Some(event) = payload {
+            return Ok(Envelope { directory, event });
+        }
+        let kind = kind.ok_or_else(|| A::Error::missing_field("type"))?;
+        let event = match (event, deferred) {
+            (Some(event), _) => event,
+            (None, Some(raw)) => {
+                decode_props(&kind, &mut serde_json::Deserializer::from_str(raw.get()))
+                    .map_err(A::Error::custom)?
+            }
+            (None, None) => decode_props(&kind, serde_json::Value::Null)
+                .map_err(|_| A::Error::custom(format!("{kind}: no properties")))?,
+        };
+        Ok(Envelope {
+            directory: None,
+            event,
+        })
+    }
+}
+
+struct PropsSeed<'k>(&'k str);
+
+impl<'de> DeserializeSeed<'de> for PropsSeed<'_> {
+    type Value = Event;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Event, D::Error> {
+        decode_props(self.0, d)
+    }
+}
+
+struct EventSeed;
+
+impl<'de> DeserializeSeed<'de> for EventSeed {
+    type Value = Event;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Event, D::Error> {
+        Ok(d.deserialize_map(ObjectVisitor { global: false })?.event)
+    }
+}
+
+fn parse_object(json: &str, global: bool) -> Result<Envelope, FrameError> {
+    let mut de = serde_json::Deserializer::from_str(json);
+    let envelope = de
+        .deserialize_map(ObjectVisitor { global })
+        .map_err(|e| FrameError(e.to_string()))?;
+    de.end().map_err(|e| FrameError(e.to_string()))?;
+    Ok(envelope)
+}
+
+/// Parses one event object (`{"type", "properties"}`).
+pub fn parse_event(json: &str) -> Result<Event, FrameError> {
+    parse_object(json, false).map(|envelope| envelope.event)
+}
+
+/// Parses one `data:` payload of `/global/event` (`{directory, payload}`) or of `/event`
+/// (the bare event object), in a single pass over the text.
+pub fn parse_frame(json: &str) -> Result<Envelope, FrameError> {
+    parse_object(json, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = include_str!("../tests/fixtures/sample-events.sse");
+
+    #[test]
+    fn every_frame_of_the_recorded_stream_parses() {
+        let mut kinds = std::collections::BTreeMap::<String, usize>::new();
+        for line in SAMPLE.lines().filter_map(|l| l.strip_prefix("data: ")) {
+            let env = parse_frame(line).expect("frame parses");
+            let name = match &env.event {
+                Event::Other(n) => format!("other:{n}"),
+                e => format!("{e:?}")
+                    .split(['(', ' '])
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned(),
+            };
+            *kinds.entry(name).or_default() += 1;
+        }
+        assert_eq!(kinds.get("PartDelta"), Some(&14));
+        assert_eq!(kinds.get("SessionStatus"), Some(&12));
+        assert_eq!(kinds.get("SessionCreated"), Some(&1));
+        assert_eq!(kinds.get("other:plugin.added"), Some(&45));
+    }
+
+    #[test]
+    fn global_envelope_carries_directory() {
+        let f = r#"{"directory":"/p","payload":{"type":"session.idle","properties":{"sessionID":"ses_1"}}}"#;
+        let env = parse_frame(f).expect("parses");
+        assert_eq!(env.directory.as_deref(), Some("/p"));
+        assert_eq!(
+            env.event,
+            Event::SessionIdle {
+                session_id: "ses_1".into()
+            }
+        );
+    }
+
+    #[test]
+    fn metadata_survives_and_wrong_shapes_fall_back() {
+        let f = r#"{"type":"session.updated","properties":{"info":{"id":"ses_1","title":5,"metadata":{"openchamber":{"kind":"review"},"k":1},"time":"soon"}}}"#;
+        let Event::SessionUpdated(s) = parse_event(f).expect("parses") else {
+            panic!("wrong event")
+        };
+        assert_eq!(s.title, "");
+        assert_eq!(s.metadata.expect("metadata")["k"], 1);
+        assert_eq!(s.time.created, 0);
+    }
+
+    #[test]
+    fn malformed_frames_are_errors_not_panics() {
+        for bad in [
+            "",
+            "{",
+            "[]",
+            r#"{"type":"message.part.delta","properties":{}}"#,
+            r#"{"type":"session.created"}"#,
+        ] {
+            assert!(parse_frame(bad).is_err(), "{bad} should fail");
+        }
+    }
+
+    #[test]
+    fn unknown_types_are_kept_by_name() {
+        assert_eq!(
+            parse_event(r#"{"type":"x.y","properties":{"a":1}}"#).expect("parses"),
+            Event::Other("x.y".into())
+        );
+    }
+}

@@ -1,0 +1,593 @@
+//! The server's data types, read leniently: unknown fields are ignored, missing ones default,
+//! and a field of the wrong shape falls back to its default instead of failing the whole value.
+
+use serde::{Deserialize, Deserializer, Serialize, de::DeserializeOwned};
+use serde_json::{Map, Value};
+use ts_rs::TS;
+
+/// Deserializes a field, falling back to its default when the server sent another shape.
+pub fn lenient<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: DeserializeOwned + Default,
+{
+    let value = Value::deserialize(deserializer)?;
+    Ok(T::deserialize(value).unwrap_or_default())
+}
+
+/// Session metadata: any JSON object; absent (never set) is `None`, which is not `{}`.
+pub type Metadata = Map<String, Value>;
+
+/// Reads `metadata`, keeping it only when it is a JSON object.
+fn lenient_metadata<'de, D>(deserializer: D) -> Result<Option<Metadata>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    Ok(match Option::<Value>::deserialize(deserializer)? {
+        Some(Value::Object(map)) => Some(map),
+        _ => None,
+    })
+}
+
+/// Creation, update and archive times of a session, in ms since the epoch.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct SessionTime {
+    /// When the session was created.
+    #[serde(default, deserialize_with = "lenient")]
+    #[ts(type = "number")]
+    pub created: i64,
+    /// When the session last changed.
+    #[serde(default, deserialize_with = "lenient")]
+    #[ts(type = "number")]
+    pub updated: i64,
+    /// When the session was archived, if it was.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional, type = "number")]
+    pub archived: Option<i64>,
+}
+
+/// The model a session last used, as the server reports it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct SessionModel {
+    /// Model id within its provider.
+    #[serde(default, alias = "modelID")]
+    pub id: String,
+    /// Provider id.
+    #[serde(default, rename = "providerID")]
+    pub provider_id: String,
+    /// Variant (reasoning effort and the like), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub variant: Option<String>,
+}
+
+/// An OpenCode session.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct Session {
+    /// `ses_...` id.
+    pub id: String,
+    /// Short human slug.
+    #[serde(default, deserialize_with = "lenient")]
+    pub slug: String,
+    /// Project the session belongs to.
+    #[serde(default, rename = "projectID", deserialize_with = "lenient")]
+    pub project_id: String,
+    /// Absolute working directory of the session.
+    #[serde(default, deserialize_with = "lenient")]
+    pub directory: String,
+    /// Parent session for subagent sessions.
+    #[serde(
+        default,
+        rename = "parentID",
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub parent_id: Option<String>,
+    /// Title shown in lists.
+    #[serde(default, deserialize_with = "lenient")]
+    pub title: String,
+    /// Free-form metadata; replaced whole by updates.
+    #[serde(
+        default,
+        deserialize_with = "lenient_metadata",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional, type = "Record<string, unknown>")]
+    pub metadata: Option<Metadata>,
+    /// Times.
+    #[serde(default, deserialize_with = "lenient")]
+    pub time: SessionTime,
+    /// Agent last used.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub agent: Option<String>,
+    /// Model last used.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub model: Option<SessionModel>,
+}
+
+/// A session's run state: `idle`, `busy` or `retry` (anything else is kept as sent).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct SessionStatus {
+    /// `idle`, `busy`, `retry`, ...
+    #[serde(rename = "type", default, deserialize_with = "lenient")]
+    pub kind: String,
+    /// Retry attempt number.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub attempt: Option<u32>,
+    /// Retry reason.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub message: Option<String>,
+}
+
+impl SessionStatus {
+    /// The idle status.
+    pub fn idle() -> Self {
+        Self {
+            kind: "idle".into(),
+            ..Self::default()
+        }
+    }
+
+    /// Whether the session is doing nothing.
+    pub fn is_idle(&self) -> bool {
+        self.kind == "idle" || self.kind.is_empty()
+    }
+}
+
+/// A provider and model pair, as messages and prompts name them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct ModelRef {
+    /// Provider id.
+    #[serde(rename = "providerID", default)]
+    pub provider_id: String,
+    /// Model id.
+    #[serde(rename = "modelID", default)]
+    pub model_id: String,
+}
+
+/// Times of a message, in ms since the epoch.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct MessageTime {
+    /// When it was created.
+    #[serde(default, deserialize_with = "lenient")]
+    #[ts(type = "number")]
+    pub created: i64,
+    /// When an assistant message completed.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional, type = "number")]
+    pub completed: Option<i64>,
+}
+
+/// The header of a user or assistant message (its `info`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct MessageInfo {
+    /// `msg_...` id, time-ordered.
+    pub id: String,
+    /// Session it belongs to.
+    #[serde(rename = "sessionID", default, deserialize_with = "lenient")]
+    pub session_id: String,
+    /// `user` or `assistant`.
+    #[serde(default, deserialize_with = "lenient")]
+    pub role: String,
+    /// For assistant messages: the user message it answers.
+    #[serde(
+        rename = "parentID",
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub parent_id: Option<String>,
+    /// Times.
+    #[serde(default, deserialize_with = "lenient")]
+    pub time: MessageTime,
+    /// Agent.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub agent: Option<String>,
+    /// For user messages: the model asked for.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub model: Option<ModelRef>,
+    /// For assistant messages: provider that answered.
+    #[serde(
+        rename = "providerID",
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub provider_id: Option<String>,
+    /// For assistant messages: model that answered.
+    #[serde(
+        rename = "modelID",
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub model_id: Option<String>,
+    /// Variant used.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub variant: Option<String>,
+    /// Why the turn ended (`stop`, `length`, ...).
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub finish: Option<String>,
+    /// The error that ended the turn, as sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "unknown")]
+    pub error: Option<Value>,
+    /// Cost in dollars.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub cost: Option<f64>,
+}
+
+impl MessageInfo {
+    /// Whether this is an assistant message whose turn has ended.
+    pub fn is_completed_assistant(&self) -> bool {
+        self.role == "assistant"
+            && (self.time.completed.is_some() || self.finish.is_some() || self.error.is_some())
+    }
+}
+
+/// One part of a message. `kind` is the server's `type` (`text`, `reasoning`, `tool`, ...);
+/// unknown kinds are kept and rendered generically.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct Part {
+    /// `prt_...` id.
+    pub id: String,
+    /// Session.
+    #[serde(rename = "sessionID", default, deserialize_with = "lenient")]
+    pub session_id: String,
+    /// Message.
+    #[serde(rename = "messageID", default, deserialize_with = "lenient")]
+    pub message_id: String,
+    /// Part type.
+    #[serde(rename = "type", default, deserialize_with = "lenient")]
+    pub kind: String,
+    /// Text of text and reasoning parts; deltas append here.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub text: Option<String>,
+    /// Hidden instructions: stored and sent to the model, not shown.
+    #[serde(default, deserialize_with = "lenient")]
+    pub synthetic: bool,
+    /// Stored but not sent to the model.
+    #[serde(default, deserialize_with = "lenient")]
+    pub ignored: bool,
+    /// Tool name of tool parts.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub tool: Option<String>,
+    /// Tool call id.
+    #[serde(
+        rename = "callID",
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub call_id: Option<String>,
+    /// Tool state (`status`, `input`, `output`, `title`, ...), as sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "unknown")]
+    pub state: Option<Value>,
+    /// File parts: MIME type.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub mime: Option<String>,
+    /// File parts: file name.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub filename: Option<String>,
+    /// Subtask and agent parts: description or name.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub description: Option<String>,
+}
+
+/// A message with its parts, as `GET /session/:id/message` returns it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct MessageWithParts {
+    /// The message header.
+    pub info: MessageInfo,
+    /// Its parts, in order.
+    #[serde(default)]
+    pub parts: Vec<Part>,
+}
+
+/// A page of messages, oldest first, and the cursor for the older page when there is one.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct MessagePage {
+    /// Messages, oldest first.
+    pub messages: Vec<MessageWithParts>,
+    /// Cursor for the page before this one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub next_cursor: Option<String>,
+}
+
+/// `GET /global/health`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Health {
+    /// Whether the server says it is healthy.
+    #[serde(default, deserialize_with = "lenient")]
+    pub healthy: bool,
+    /// Server version.
+    #[serde(default, deserialize_with = "lenient")]
+    pub version: String,
+}
+
+/// A project the server knows (a worktree).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Project {
+    /// Project id (`global` for non-git folders).
+    #[serde(default, deserialize_with = "lenient")]
+    pub id: String,
+    /// Root folder.
+    #[serde(default, deserialize_with = "lenient")]
+    pub worktree: String,
+}
+
+/// A model a provider offers, for the model picker.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct ModelInfo {
+    /// Model id.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Variants the model supports (reasoning effort and the like).
+    #[serde(default)]
+    pub variants: Vec<String>,
+}
+
+/// A provider and its models, for the model picker.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct ProviderInfo {
+    /// Provider id.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Models, sorted by name.
+    pub models: Vec<ModelInfo>,
+}
+
+/// Providers and the server's default model per provider.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct ProviderCatalog {
+    /// Connected providers.
+    pub providers: Vec<ProviderInfo>,
+    /// Default model per provider id.
+    #[ts(type = "Record<string, string>")]
+    pub default: std::collections::BTreeMap<String, String>,
+}
+
+/// An agent the server offers (`build`, `plan`, ...).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct AgentInfo {
+    /// Agent name.
+    #[serde(default, deserialize_with = "lenient")]
+    pub name: String,
+    /// What it is for.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub description: Option<String>,
+    /// `primary`, `subagent` or `all`.
+    #[serde(default, deserialize_with = "lenient")]
+    pub mode: String,
+}
+
+/// A slash command the server offers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct CommandInfo {
+    /// Name without the slash.
+    #[serde(default, deserialize_with = "lenient")]
+    pub name: String,
+    /// What it does.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub description: Option<String>,
+}
+
+/// Body of `POST /session`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CreateSession {
+    /// Title; the server writes one when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Parent session (never set for review sessions).
+    #[serde(rename = "parentID", skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
+    /// Initial metadata; only sent when defined.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+/// Archive state change in a session patch.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TimePatch {
+    /// Archive time, or `null` to unarchive.
+    pub archived: Option<i64>,
+}
+
+/// Body of `PATCH /session/:id`. `metadata` REPLACES the whole object, as the server does.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SessionPatch {
+    /// New title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// New metadata, replacing the old whole.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+    /// Archive or unarchive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time: Option<TimePatch>,
+}
+
+/// A text part of a prompt.
+#[derive(Debug, Clone, Serialize)]
+pub struct TextPartInput {
+    /// Always `text`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// The text.
+    pub text: String,
+    /// Hidden from UIs, still sent to the model.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub synthetic: bool,
+}
+
+impl TextPartInput {
+    /// A visible text part.
+    pub fn visible(text: impl Into<String>) -> Self {
+        Self {
+            kind: "text",
+            text: text.into(),
+            synthetic: false,
+        }
+    }
+
+    /// A synthetic (hidden) text part.
+    pub fn synthetic(text: impl Into<String>) -> Self {
+        Self {
+            kind: "text",
+            text: text.into(),
+            synthetic: true,
+        }
+    }
+}
+
+/// Body of `POST /session/:id/prompt_async`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PromptRequest {
+    /// Client-chosen id of the user message (must sort after existing ids).
+    #[serde(rename = "messageID", skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+    /// Text parts.
+    pub parts: Vec<TextPartInput>,
+    /// Model to answer with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelRef>,
+    /// Agent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Variant.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+}
+
+/// Body of `POST /session/:id/command`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CommandRequest {
+    /// Command name without the slash.
+    pub command: String,
+    /// Everything after the name.
+    pub arguments: String,
+    /// Client-chosen id of the user message.
+    #[serde(rename = "messageID", skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+    /// Agent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// `provider/model`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Variant.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+}
