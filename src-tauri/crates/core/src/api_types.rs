@@ -1,0 +1,483 @@
+//! The one typed contract between the backend and the UI: requests the UI sends, the
+//! changes the backend pushes, and the shapes they carry. Both transports (Tauri IPC and
+//! HTTP + SSE) carry exactly these types; TypeScript twins are generated with ts-rs.
+
+use std::collections::BTreeMap;
+
+use crosscheck_opencode::{MessageInfo, MessageWithParts, ModelRef, Part, Session, SessionStatus};
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::flows::FlowState;
+use crate::settings::{Settings, Tab};
+
+/// A request from the UI. Serialized as `{"cmd": "...", ...fields}`.
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+#[serde(
+    tag = "cmd",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    deny_unknown_fields
+)]
+#[ts(export)]
+pub enum Request {
+    /// Everything the UI needs to draw its first frame. Returns [`Snapshot`].
+    Snapshot,
+    /// Starts following a session's transcript; returns its newest page ([`TranscriptPage`]).
+    OpenSession {
+        /// Session to open.
+        session_id: String,
+    },
+    /// Loads the page before the oldest loaded message; returns [`TranscriptPage`].
+    LoadOlder {
+        /// Session.
+        session_id: String,
+    },
+    /// Stops following a transcript the UI no longer shows. Returns `null`.
+    CloseSession {
+        /// Session.
+        session_id: String,
+    },
+    /// Creates a session in a directory. Returns the [`Session`].
+    CreateSession {
+        /// Absolute directory.
+        directory: String,
+        /// Optional title.
+        #[ts(optional)]
+        title: Option<String>,
+    },
+    /// Renames a session. Returns the [`Session`].
+    RenameSession {
+        /// Session.
+        session_id: String,
+        /// New title.
+        title: String,
+    },
+    /// Archives or unarchives a session. Returns the [`Session`].
+    ArchiveSession {
+        /// Session.
+        session_id: String,
+        /// Archive (true) or restore (false).
+        archived: bool,
+    },
+    /// Deletes a session (with review-link clean-up). Returns `null`.
+    DeleteSession {
+        /// Session.
+        session_id: String,
+    },
+    /// Sends a user message. Returns [`Sent`].
+    SendPrompt {
+        /// Session.
+        session_id: String,
+        /// Visible text.
+        text: String,
+        /// Model, agent and variant; the session's current ones when absent.
+        #[ts(optional)]
+        choice: Option<ModelChoice>,
+    },
+    /// Runs a slash command (server command or one of Crosscheck's). Returns [`Sent`].
+    RunCommand {
+        /// Session.
+        session_id: String,
+        /// Name without the slash.
+        command: String,
+        /// Everything after the name.
+        arguments: String,
+        /// Model, agent and variant.
+        #[ts(optional)]
+        choice: Option<ModelChoice>,
+    },
+    /// Stops the running turn. Returns `null`.
+    Abort {
+        /// Session.
+        session_id: String,
+    },
+    /// Providers and models for the picker. Returns a `ProviderCatalog`.
+    Providers {
+        /// Directory, if any.
+        #[ts(optional)]
+        directory: Option<String>,
+    },
+    /// Agents for the picker. Returns `AgentInfo[]`.
+    Agents {
+        /// Directory, if any.
+        #[ts(optional)]
+        directory: Option<String>,
+    },
+    /// Slash commands for autocomplete. Returns [`CommandEntry`]`[]`.
+    Commands {
+        /// Directory, if any.
+        #[ts(optional)]
+        directory: Option<String>,
+    },
+    /// Saves settings. Returns the saved [`Settings`].
+    SetSettings {
+        /// New settings.
+        settings: Settings,
+    },
+    /// Saves the context panel's tabs. Returns `null`.
+    SetTabs {
+        /// Open tabs, in order.
+        tabs: Vec<Tab>,
+        /// Key of the active tab.
+        #[ts(optional)]
+        active: Option<String>,
+    },
+    /// Prompt templates with defaults and overrides. Returns [`PromptTemplate`]`[]`.
+    Prompts,
+    /// Overrides a prompt template. Returns [`PromptTemplate`].
+    SetPrompt {
+        /// Template name.
+        name: String,
+        /// New template text.
+        template: String,
+    },
+    /// Resets a prompt template to its default. Returns [`PromptTemplate`].
+    ResetPrompt {
+        /// Template name.
+        name: String,
+    },
+    /// Starts the review handoff for a session. Returns [`FlowState`].
+    StartHandoffReview {
+        /// The implementing session.
+        session_id: String,
+        /// Model, agent and variant for the implementer's handoff turn.
+        #[ts(optional)]
+        choice: Option<ModelChoice>,
+        /// Model, agent and variant for the reviewer; the implementer's when absent.
+        #[ts(optional)]
+        reviewer: Option<ModelChoice>,
+    },
+    /// Cancels a running flow. Returns `null`.
+    CancelFlow {
+        /// Flow id.
+        flow_id: String,
+    },
+    /// Sends an assistant message's text to the linked session. Returns [`TransferResult`].
+    Transfer {
+        /// Session the message is in.
+        session_id: String,
+        /// The assistant message.
+        message_id: String,
+    },
+}
+
+/// Model, agent and variant for a turn.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct ModelChoice {
+    /// Provider and model.
+    #[ts(optional)]
+    pub model: Option<ModelRef>,
+    /// Agent name.
+    #[ts(optional)]
+    pub agent: Option<String>,
+    /// Variant.
+    #[ts(optional)]
+    pub variant: Option<String>,
+}
+
+/// Result of sending a message: the id Crosscheck chose for it.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct Sent {
+    /// The user message id.
+    pub message_id: String,
+}
+
+/// Result of a transfer between linked sessions.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct TransferResult {
+    /// Session the text was sent to.
+    pub target_session_id: String,
+    /// `toImplementer` or `toReviewer`.
+    pub direction: TransferDirection,
+    /// The user message id in the target session.
+    pub message_id: String,
+}
+
+/// Which way a transfer goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub enum TransferDirection {
+    /// Review feedback to the implementing session.
+    ToImplementer,
+    /// Implementation response to the review session.
+    ToReviewer,
+}
+
+/// A slash command offered in autocomplete.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct CommandEntry {
+    /// Name without the slash.
+    pub name: String,
+    /// Description from the server (Crosscheck's own commands carry a locale key instead).
+    #[ts(optional)]
+    pub description: Option<String>,
+    /// Locale key of the description, for Crosscheck's own commands.
+    #[ts(optional)]
+    pub description_key: Option<String>,
+    /// Whether Crosscheck runs it (true) or the server (false).
+    pub builtin: bool,
+}
+
+/// A prompt template with its default, for Settings.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct PromptTemplate {
+    /// Registry name, e.g. `session.reviewHandoff.visible`.
+    pub name: String,
+    /// Placeholders it takes, without braces.
+    pub placeholders: Vec<String>,
+    /// The built-in text.
+    pub default_template: String,
+    /// The text in use (the override when there is one).
+    pub template: String,
+    /// Whether the user overrode it.
+    pub overridden: bool,
+}
+
+/// Connection to the OpenCode server, as the UI shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(
+    tag = "state",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+#[ts(export)]
+pub enum Connection {
+    /// Starting the managed server or connecting.
+    Connecting {
+        /// Server URL, when known.
+        #[ts(optional)]
+        url: Option<String>,
+    },
+    /// Connected and in sync.
+    Ready {
+        /// Server URL.
+        url: String,
+        /// Server version.
+        version: String,
+        /// Whether Crosscheck started the server itself.
+        managed: bool,
+    },
+    /// Lost the server; retrying.
+    Reconnecting {
+        /// Server URL.
+        url: String,
+        /// Last error.
+        error: String,
+        /// Next attempt in this many ms.
+        #[ts(type = "number")]
+        retry_in_ms: u64,
+    },
+    /// Could not start or reach the server.
+    Failed {
+        /// Why.
+        error: String,
+    },
+}
+
+/// What the UI needs for its first frame.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct Snapshot {
+    /// Sequence number of the last change included.
+    #[ts(type = "number")]
+    pub seq: u64,
+    /// Server connection.
+    pub connection: Connection,
+    /// All known sessions.
+    pub sessions: Vec<Session>,
+    /// Non-idle statuses by session id.
+    pub statuses: BTreeMap<String, SessionStatus>,
+    /// Settings.
+    pub settings: Settings,
+    /// Context panel tabs, in order.
+    pub tabs: Vec<Tab>,
+    /// Key of the active context tab.
+    #[ts(optional)]
+    pub active_tab: Option<String>,
+    /// Flows running or recently ended.
+    pub flows: Vec<FlowState>,
+}
+
+/// A page of a session's transcript.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct TranscriptPage {
+    /// Sequence number of the last change included.
+    #[ts(type = "number")]
+    pub seq: u64,
+    /// Session.
+    pub session_id: String,
+    /// Every loaded message, oldest first (the whole loaded window, not only the new page).
+    pub messages: Vec<MessageWithParts>,
+    /// Whether older messages exist on the server.
+    pub has_older: bool,
+}
+
+/// A change pushed to the UI, stamped with a sequence number.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct Stamped {
+    /// Increasing sequence number.
+    #[ts(type = "number")]
+    pub seq: u64,
+    /// The change.
+    pub change: Change,
+}
+
+/// Something the UI must reflect.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+#[ts(export)]
+pub enum Change {
+    /// The server connection changed.
+    Connection {
+        /// New state.
+        connection: Connection,
+    },
+    /// The whole session list was reloaded (after connecting or reconnecting).
+    SessionsReset {
+        /// All sessions.
+        sessions: Vec<Session>,
+        /// Non-idle statuses.
+        statuses: BTreeMap<String, SessionStatus>,
+    },
+    /// A session was created or changed.
+    SessionUpserted {
+        /// The session.
+        session: Session,
+    },
+    /// A session was deleted.
+    SessionRemoved {
+        /// Session.
+        session_id: String,
+    },
+    /// A session's status changed.
+    Status {
+        /// Session.
+        session_id: String,
+        /// Status.
+        status: SessionStatus,
+    },
+    /// An open transcript was reloaded (after reconnecting).
+    TranscriptReset {
+        /// The reloaded window.
+        page: TranscriptPage,
+    },
+    /// A message header in an open transcript was created or changed.
+    MessageUpserted {
+        /// The header.
+        info: MessageInfo,
+    },
+    /// A message was removed.
+    MessageRemoved {
+        /// Session.
+        session_id: String,
+        /// Message.
+        message_id: String,
+    },
+    /// A part in an open transcript was created or replaced.
+    PartUpserted {
+        /// The part.
+        part: Part,
+    },
+    /// Text streamed into a part.
+    PartDelta {
+        /// Session.
+        session_id: String,
+        /// Message.
+        message_id: String,
+        /// Part.
+        part_id: String,
+        /// Field (`text`).
+        field: String,
+        /// Appended text.
+        delta: String,
+    },
+    /// A part was removed.
+    PartRemoved {
+        /// Session.
+        session_id: String,
+        /// Message.
+        message_id: String,
+        /// Part.
+        part_id: String,
+    },
+    /// Settings changed.
+    Settings {
+        /// New settings.
+        settings: Settings,
+    },
+    /// A flow moved on.
+    Flow {
+        /// Its state.
+        flow: FlowState,
+    },
+    /// Ask the UI to open a session in the context panel.
+    OpenTab {
+        /// The tab.
+        tab: Tab,
+    },
+    /// A notice for the user (background failures, successes of background work).
+    Notice {
+        /// The notice.
+        notice: Notice,
+    },
+}
+
+/// A toast. The UI localizes `code` with `params`; `message` is the English fallback.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct Notice {
+    /// `info`, `success` or `error`.
+    pub level: NoticeLevel,
+    /// Locale key.
+    pub code: String,
+    /// Values for the locale string's placeholders.
+    pub params: BTreeMap<String, String>,
+    /// English text.
+    pub message: String,
+}
+
+/// How a notice looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub enum NoticeLevel {
+    /// Neutral.
+    Info,
+    /// Something worked.
+    Success,
+    /// Something failed.
+    Error,
+}
+
+/// An error as the UI receives it: a stable code to localize and an English message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct ApiError {
+    /// Stable code, e.g. `not_found`, `opencode_unreachable`.
+    pub code: String,
+    /// English message with details.
+    pub message: String,
+}

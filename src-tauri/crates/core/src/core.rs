@@ -1,0 +1,233 @@
+//! The running core: the server connection, the store, the database and the change stream.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
+
+use crosscheck_opencode::{Client, ServerConfig, Session, Supervisor, SupervisorOptions};
+use tokio::sync::broadcast;
+
+use crate::api_types::{Change, Connection, Notice, NoticeLevel, Stamped};
+use crate::db::Db;
+use crate::error::{Error, Result};
+use crate::flows::FlowRegistry;
+use crate::prompts::Registry;
+use crate::settings::Settings;
+use crate::store::Store;
+
+/// Which OpenCode server to use.
+#[derive(Debug, Clone)]
+pub enum OpencodeTarget {
+    /// Attach to a running server.
+    Attach(ServerConfig),
+    /// Start and supervise `opencode serve`.
+    Managed(SupervisorOptions),
+}
+
+/// How to start the core.
+#[derive(Debug, Clone)]
+pub struct CoreOptions {
+    /// The server.
+    pub target: OpencodeTarget,
+    /// The SQLite file for settings, prompts, tabs (and the review ledger).
+    pub database: PathBuf,
+}
+
+/// The store and the sequence number of the last change, changed together.
+pub(crate) struct Stored {
+    pub store: Store,
+    pub seq: u64,
+}
+
+pub(crate) struct Inner {
+    pub client: RwLock<Option<Client>>,
+    pub connection: Mutex<Connection>,
+    pub stored: Mutex<Stored>,
+    pub changes: broadcast::Sender<Stamped>,
+    pub db: Db,
+    pub prompts: RwLock<Registry>,
+    pub settings: RwLock<Settings>,
+    pub metadata_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    pub flows: FlowRegistry,
+    pub supervisor: tokio::sync::Mutex<Option<Supervisor>>,
+    pub tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+}
+
+/// A handle to the running core; cheap to clone.
+#[derive(Clone)]
+pub struct Core {
+    pub(crate) inner: Arc<Inner>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Core {
+    /// Opens the database and starts connecting in the background; returns at once.
+    pub fn start(options: CoreOptions) -> Result<Core> {
+        let db = Db::open(&options.database)?;
+        let settings = db.settings();
+        let prompts = Registry::new(db.prompt_overrides()?);
+        let (changes, _) = broadcast::channel(4096);
+        let core = Core {
+            inner: Arc::new(Inner {
+                client: RwLock::new(None),
+                connection: Mutex::new(Connection::Connecting { url: None }),
+                stored: Mutex::new(Stored {
+                    store: Store::default(),
+                    seq: 0,
+                }),
+                changes,
+                db,
+                prompts: RwLock::new(prompts),
+                settings: RwLock::new(settings),
+                metadata_locks: Mutex::new(HashMap::new()),
+                flows: FlowRegistry::default(),
+                supervisor: tokio::sync::Mutex::new(None),
+                tasks: Mutex::new(Vec::new()),
+            }),
+        };
+        let task = tokio::spawn(crate::sync::run(core.clone(), options.target));
+        lock(&core.inner.tasks).push(task);
+        Ok(core)
+    }
+
+    /// Stops background work and the managed server, if any.
+    pub async fn shutdown(&self) {
+        for task in lock(&self.inner.tasks).drain(..) {
+            task.abort();
+        }
+        self.inner.flows.cancel_all();
+        if let Some(sup) = self.inner.supervisor.lock().await.take() {
+            sup.stop().await;
+        }
+    }
+
+    /// Receives every change from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<Stamped> {
+        self.inner.changes.subscribe()
+    }
+
+    /// The current client, or an error while not connected.
+    pub fn client(&self) -> Result<Client> {
+        self.inner
+            .client
+            .read()
+            .map_err(|_| Error::Internal("client lock".into()))?
+            .clone()
+            .ok_or(Error::NotConnected)
+    }
+
+    pub(crate) fn set_client(&self, client: Option<Client>) {
+        if let Ok(mut c) = self.inner.client.write() {
+            *c = client;
+        }
+    }
+
+    /// The connection state.
+    pub fn connection(&self) -> Connection {
+        lock(&self.inner.connection).clone()
+    }
+
+    pub(crate) fn set_connection(&self, connection: Connection) {
+        {
+            let mut c = lock(&self.inner.connection);
+            if *c == connection {
+                return;
+            }
+            *c = connection.clone();
+        }
+        self.emit(Change::Connection { connection });
+    }
+
+    /// Runs `f` on the store and pushes the change it returns, in order, under one lock.
+    pub(crate) fn with_store<T>(&self, f: impl FnOnce(&mut Store) -> (T, Option<Change>)) -> T {
+        self.with_store_seq(|store, _| f(store))
+    }
+
+    /// Like [`Core::with_store`]; `f` also gets the sequence number its change will carry.
+    pub(crate) fn with_store_seq<T>(
+        &self,
+        f: impl FnOnce(&mut Store, u64) -> (T, Option<Change>),
+    ) -> T {
+        let mut s = lock(&self.inner.stored);
+        let next = s.seq + 1;
+        let (out, change) = f(&mut s.store, next);
+        if let Some(change) = change {
+            s.seq += 1;
+            let _ = self.inner.changes.send(Stamped { seq: s.seq, change });
+        }
+        out
+    }
+
+    /// Reads the store with the current sequence number.
+    pub(crate) fn read_store<T>(&self, f: impl FnOnce(&Store, u64) -> T) -> T {
+        let s = lock(&self.inner.stored);
+        f(&s.store, s.seq)
+    }
+
+    /// Pushes a change that does not touch the store.
+    pub(crate) fn emit(&self, change: Change) {
+        self.with_store(|_| ((), Some(change)));
+    }
+
+    /// Tells the user something happened in the background.
+    pub(crate) fn notice(
+        &self,
+        level: NoticeLevel,
+        code: &str,
+        params: &[(&str, &str)],
+        message: String,
+    ) {
+        let params = params
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        self.emit(Change::Notice {
+            notice: Notice {
+                level,
+                code: code.to_owned(),
+                params,
+                message,
+            },
+        });
+    }
+
+    /// A session from the store, or fetched from the server.
+    pub(crate) async fn session(&self, id: &str) -> Result<Session> {
+        match self.client()?.get_session(id).await {
+            Ok(s) => {
+                self.with_store(|st| ((), Some(st.upsert_session(s.clone()))));
+                Ok(s)
+            }
+            Err(crosscheck_opencode::Error::NotFound { .. }) => {
+                Err(Error::SessionNotFound(id.to_owned()))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The settings in effect.
+    pub fn settings(&self) -> Settings {
+        self.inner
+            .settings
+            .read()
+            .map(|s| s.clone())
+            .unwrap_or_default()
+    }
+
+    /// The async lock that serializes metadata writes to one session.
+    pub(crate) fn metadata_lock(&self, session_id: &str) -> Arc<tokio::sync::Mutex<()>> {
+        lock(&self.inner.metadata_locks)
+            .entry(session_id.to_owned())
+            .or_default()
+            .clone()
+    }
+
+    pub(crate) fn push_task(&self, task: tokio::task::JoinHandle<()>) {
+        let mut tasks = lock(&self.inner.tasks);
+        tasks.retain(|t| !t.is_finished());
+        tasks.push(task);
+    }
+}

@@ -1,0 +1,176 @@
+//! The app's SQLite file: settings, prompt overrides and the context panel's tabs.
+//! The cold review ledger lives in the same file under its own `review_` tables.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::error::{Error, Result};
+use crate::settings::{Settings, Tab};
+
+/// The open database. Calls are short and run on the caller's thread.
+pub struct Db {
+    conn: Mutex<Connection>,
+}
+
+/// Saved tabs and the active one.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SavedTabs {
+    /// Tabs in order.
+    pub tabs: Vec<Tab>,
+    /// Active tab key.
+    pub active: Option<String>,
+}
+
+impl Db {
+    /// Opens (creating if needed) the database file and its tables.
+    pub fn open(path: &Path) -> Result<Self> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::StoredData(format!("cannot create {}: {e}", dir.display())))?;
+        }
+        let conn = Connection::open(path)?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS app_kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+             CREATE TABLE IF NOT EXISTS app_prompt_overrides (name TEXT PRIMARY KEY, template TEXT NOT NULL, updated_at INTEGER NOT NULL);",
+        )?;
+        Ok(Self {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let conn = self
+            .conn
+            .lock()
+            .map_err(|_| Error::Internal("database lock poisoned".into()))?;
+        f(&conn)
+    }
+
+    fn get_json<T: serde::de::DeserializeOwned>(&self, key: &str) -> Result<Option<T>> {
+        let raw: Option<String> = self.with(|c| {
+            Ok(
+                c.query_row("SELECT value FROM app_kv WHERE key = ?1", [key], |r| {
+                    r.get(0)
+                })
+                .optional()?,
+            )
+        })?;
+        raw.map(|s| serde_json::from_str(&s).map_err(|e| Error::StoredData(format!("{key}: {e}"))))
+            .transpose()
+    }
+
+    fn put_json<T: serde::Serialize>(&self, key: &str, value: &T) -> Result<()> {
+        let text = serde_json::to_string(value).map_err(|e| Error::Internal(e.to_string()))?;
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO app_kv (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                params![key, text],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// The saved settings; defaults when none were saved or the saved ones are unreadable.
+    pub fn settings(&self) -> Settings {
+        match self.get_json::<Settings>("settings") {
+            Ok(Some(s)) => s,
+            Ok(None) => Settings::default(),
+            Err(e) => {
+                tracing::warn!("settings unreadable, using defaults: {e}");
+                Settings::default()
+            }
+        }
+    }
+
+    /// Saves settings.
+    pub fn set_settings(&self, settings: &Settings) -> Result<()> {
+        self.put_json("settings", settings)
+    }
+
+    /// The saved context panel tabs.
+    pub fn tabs(&self) -> SavedTabs {
+        self.get_json("tabs").ok().flatten().unwrap_or_default()
+    }
+
+    /// Saves the context panel tabs.
+    pub fn set_tabs(&self, tabs: &SavedTabs) -> Result<()> {
+        self.put_json("tabs", tabs)
+    }
+
+    /// Every prompt override, by name.
+    pub fn prompt_overrides(&self) -> Result<std::collections::HashMap<String, String>> {
+        self.with(|c| {
+            let mut stmt = c.prepare("SELECT name, template FROM app_prompt_overrides")?;
+            let rows =
+                stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    /// Saves or (with `None`) removes a prompt override.
+    pub fn set_prompt_override(&self, name: &str, template: Option<&str>) -> Result<()> {
+        self.with(|c| {
+            match template {
+                Some(t) => c.execute(
+                    "INSERT INTO app_prompt_overrides (name, template, updated_at) VALUES (?1, ?2, strftime('%s','now'))
+                     ON CONFLICT(name) DO UPDATE SET template = excluded.template, updated_at = excluded.updated_at",
+                    params![name, t],
+                )?,
+                None => c.execute("DELETE FROM app_prompt_overrides WHERE name = ?1", [name])?,
+            };
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_tabs_and_overrides_survive_reopening() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("nested").join("crosscheck.db");
+        {
+            let db = Db::open(&path).expect("open");
+            assert_eq!(db.settings(), Settings::default());
+            let s = Settings {
+                locale: "de".into(),
+                ..Settings::default()
+            };
+            db.set_settings(&s).expect("save");
+            db.set_tabs(&SavedTabs {
+                tabs: vec![Tab::session("ses_1", "/p", "One")],
+                active: Some("session:ses_1".into()),
+            })
+            .expect("tabs");
+            db.set_prompt_override("a", Some("x {{y}}"))
+                .expect("override");
+        }
+        let db = Db::open(&path).expect("reopen");
+        assert_eq!(db.settings().locale, "de");
+        assert_eq!(db.tabs().tabs[0].dedupe_key, "session:ses_1");
+        assert_eq!(db.prompt_overrides().expect("overrides")["a"], "x {{y}}");
+        db.set_prompt_override("a", None).expect("reset");
+        assert!(db.prompt_overrides().expect("overrides").is_empty());
+    }
+
+    #[test]
+    fn unreadable_settings_fall_back_to_defaults() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = Db::open(&dir.path().join("c.db")).expect("open");
+        db.with(|c| {
+            Ok(c.execute(
+                "INSERT INTO app_kv VALUES ('settings', '{\"bogus\":1}')",
+                [],
+            )?)
+        })
+        .expect("raw");
+        assert_eq!(db.settings(), Settings::default());
+    }
+}

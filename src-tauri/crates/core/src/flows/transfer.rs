@@ -1,0 +1,118 @@
+//! One-click transfers between linked sessions: a reviewer's feedback to the implementer, or
+//! the implementer's answer to the reviewer, in the agreed words and nothing else.
+
+use crosscheck_opencode::{MessageWithParts, PromptRequest, TextPartInput, ids};
+
+use super::handoff::current_choice;
+use crate::api_types::{NoticeLevel, TransferDirection, TransferResult};
+use crate::core::Core;
+use crate::error::{Error, Result};
+use crate::metadata::{get_original_session_id, get_review_session_id, is_review_session};
+use crate::prompts;
+use crate::settings::Tab;
+use crate::store::assistant_text;
+
+/// Sends the text of assistant message `message_id` of `session_id` to the linked session.
+pub async fn transfer(core: &Core, session_id: &str, message_id: &str) -> Result<TransferResult> {
+    let source = core.session(session_id).await?;
+    let (target_id, direction, template, placeholder) = if is_review_session(&source) {
+        let target = get_original_session_id(&source).ok_or(Error::NoLinkedSession)?;
+        (
+            target.to_owned(),
+            TransferDirection::ToImplementer,
+            prompts::REVIEW_FEEDBACK_TO_IMPLEMENTER,
+            "review_feedback",
+        )
+    } else if let Some(target) = get_review_session_id(&source) {
+        (
+            target.to_owned(),
+            TransferDirection::ToReviewer,
+            prompts::IMPLEMENTATION_RESPONSE_TO_REVIEWER,
+            "implementation_response",
+        )
+    } else {
+        return Err(Error::NoLinkedSession);
+    };
+    let message = find_message(core, session_id, message_id).await?;
+    if message.info.role != "assistant" {
+        return Err(Error::InvalidRequest(
+            "only assistant messages can be sent".into(),
+        ));
+    }
+    let text = assistant_text(&message);
+    if text.is_empty() {
+        return Err(Error::NoAssistantText);
+    }
+    // Read the target now: its own current directory and model, never a cached copy.
+    let target = match core.session(&target_id).await {
+        Ok(t) => t,
+        Err(Error::SessionNotFound(_)) => return Err(Error::NoLinkedSession),
+        Err(e) => return Err(e),
+    };
+    let registry = core
+        .inner
+        .prompts
+        .read()
+        .map_err(|_| Error::Internal("prompts lock".into()))?
+        .clone();
+    let body = registry.render(template, &[(placeholder, &text)])?;
+    let choice = current_choice(core, &target);
+    let sent_id = ids::message_id();
+    core.client()?
+        .prompt_async(
+            &target.id,
+            &PromptRequest {
+                message_id: Some(sent_id.clone()),
+                parts: vec![TextPartInput::visible(body)],
+                model: choice.model,
+                agent: choice.agent,
+                variant: choice.variant,
+            },
+        )
+        .await?;
+    if direction == TransferDirection::ToReviewer {
+        crate::api::open_tab(
+            core,
+            Tab::session(&target.id, &target.directory, &target.title),
+        )?;
+    }
+    let code = match direction {
+        TransferDirection::ToImplementer => "notice.transferSent.toImplementer",
+        TransferDirection::ToReviewer => "notice.transferSent.toReviewer",
+    };
+    core.notice(
+        NoticeLevel::Success,
+        code,
+        &[("title", &target.title)],
+        format!("Sent to {}", target.title),
+    );
+    Ok(TransferResult {
+        target_session_id: target.id,
+        direction,
+        message_id: sent_id,
+    })
+}
+
+/// The message from the followed transcript, or fetched from the server.
+async fn find_message(core: &Core, session_id: &str, message_id: &str) -> Result<MessageWithParts> {
+    if let Some(m) = core.read_store(|s, _| {
+        s.transcript(session_id)
+            .and_then(|t| t.message(message_id).cloned())
+    }) {
+        return Ok(m);
+    }
+    let mut before: Option<String> = None;
+    loop {
+        let page = core
+            .client()?
+            .messages(session_id, Some(200), before.as_deref())
+            .await?;
+        if let Some(m) = page.messages.into_iter().find(|m| m.info.id == message_id) {
+            return Ok(m);
+        }
+        match page.next_cursor {
+            Some(c) => before = Some(c),
+            None => return Err(Error::MessageNotFound(message_id.to_owned())),
+        }
+    }
+}

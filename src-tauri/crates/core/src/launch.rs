@@ -1,0 +1,48 @@
+//! How the apps pick their OpenCode server: a URL from the command line or
+//! `CROSSCHECK_OPENCODE_URL` (password from `OPENCODE_SERVER_PASSWORD`), else a managed
+//! `opencode serve` from `CROSSCHECK_OPENCODE_BIN`, PATH, or the project's pinned npm install.
+
+use std::path::{Path, PathBuf};
+
+use crosscheck_opencode::{ServerConfig, SupervisorOptions};
+
+use crate::core::OpencodeTarget;
+
+/// Attach when a URL is given, else start and supervise `opencode serve`.
+pub fn opencode_target(url: Option<String>) -> OpencodeTarget {
+    match url {
+        Some(base_url) => OpencodeTarget::Attach(ServerConfig {
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            password: std::env::var("OPENCODE_SERVER_PASSWORD")
+                .ok()
+                .filter(|p| !p.is_empty()),
+        }),
+        None => {
+            let working_dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+            OpencodeTarget::Managed(SupervisorOptions {
+                binary: std::env::var_os("CROSSCHECK_OPENCODE_BIN").map(PathBuf::from),
+                search_dirs: search_dirs(&working_dir),
+                working_dir,
+                extra_env: Vec::new(),
+            })
+        }
+    }
+}
+
+/// Folders whose `node_modules` may hold the pinned OpenCode: the working folder, the
+/// executable's folder and their ancestors, each with its `tests/` child (the project's pin).
+fn search_dirs(cwd: &Path) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = cwd.ancestors().take(6).map(Path::to_path_buf).collect();
+    if let Ok(exe) = std::env::current_exe() {
+        roots.extend(exe.ancestors().skip(1).take(6).map(Path::to_path_buf));
+    }
+    let mut dirs = Vec::new();
+    for root in roots {
+        for dir in [root.clone(), root.join("tests")] {
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+    }
+    dirs
+}

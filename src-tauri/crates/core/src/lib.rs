@@ -1,0 +1,21 @@
+//! Crosscheck's core: it follows OpenCode servers, keeps sessions and transcripts current,
+//! runs the review flows, and serves one typed [`api::Api`] to both the desktop and web UIs.
+//! Nothing here depends on Tauri.
+
+pub mod api;
+pub mod api_types;
+pub mod core;
+pub mod db;
+pub mod error;
+pub mod flows;
+pub mod launch;
+pub mod metadata;
+pub mod prompts;
+pub mod settings;
+pub mod store;
+mod sync;
+
+pub use api::Api;
+pub use api_types::{ApiError, Change, Request, Stamped};
+pub use core::{Core, CoreOptions, OpencodeTarget};
+pub use error::{Error, Result};

@@ -1,0 +1,288 @@
+//! The registry of named prompt templates with `{{name}}` placeholders. Users may override any
+//! template (kept in SQLite) and reset it. A placeholder's value is inserted once and never
+//! expanded again, so text from agents cannot inject further placeholders.
+
+use std::collections::HashMap;
+
+use crate::api_types::PromptTemplate;
+
+/// Visible request that asks the implementer for a handoff.
+pub const REVIEW_HANDOFF_VISIBLE: &str = "session.reviewHandoff.visible";
+/// Hidden instructions sent with the handoff request as a synthetic part.
+pub const REVIEW_HANDOFF_INSTRUCTIONS: &str = "session.reviewHandoff.instructions";
+/// First prompt of the review session; takes `{{handoff}}`.
+pub const REVIEW_SESSION_VISIBLE: &str = "session.reviewSession.visible";
+/// Review feedback sent to the implementer; takes `{{review_feedback}}`.
+pub const REVIEW_FEEDBACK_TO_IMPLEMENTER: &str = "session.reviewFeedbackToImplementer.visible";
+/// Implementation response sent to the reviewer; takes `{{implementation_response}}`.
+pub const IMPLEMENTATION_RESPONSE_TO_REVIEWER: &str =
+    "session.implementationResponseToReviewer.visible";
+
+/// Built-in templates, in the order Settings lists them.
+pub const DEFAULTS: &[(&str, &str)] = &[
+    (REVIEW_HANDOFF_VISIBLE, "Prepare a handoff for another agent to review this work."),
+    (
+        REVIEW_HANDOFF_INSTRUCTIONS,
+        "Produce a review handoff for another agent. Do not compact or mutate session history. Your output is an assistant message that will be sent to a separate reviewer agent.
+
+Include:
+- The user's original intent and any later clarifications that changed the intent
+- What was implemented and why
+- Files changed, with brief purpose per file
+- Important design decisions and tradeoffs
+- Validation/tests run, if known
+- Known gaps, uncertainty, or areas the reviewer should inspect closely
+
+Formatting:
+- Concise markdown with clear sections
+- No preamble like \"Here is a handoff\"
+- Write only about the work itself: no internal identifiers, tool plumbing, or how this message is delivered
+- Respond in the same language the user used most in the conversation",
+    ),
+    (
+        REVIEW_SESSION_VISIBLE,
+        "Please review the changes described in this handoff.
+
+Focus on correctness, regressions, missing implementation, missing tests, and whether the implementation satisfies the stated intent. Provide concise, actionable feedback for the agent implementing the changes.
+
+{{handoff}}",
+    ),
+    (
+        REVIEW_FEEDBACK_TO_IMPLEMENTER,
+        "Another agent reviewed your changes and left the feedback below.
+
+Please review the feedback, resolve the relevant issues, and explain what you changed.
+
+{{review_feedback}}",
+    ),
+    (
+        IMPLEMENTATION_RESPONSE_TO_REVIEWER,
+        "The agent implementing the changes has responded to the previous review feedback.
+
+Please review the latest state again and report any remaining issues.
+
+{{implementation_response}}",
+    ),
+];
+
+/// The default text of a template.
+pub fn default_template(name: &str) -> Option<&'static str> {
+    DEFAULTS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+}
+
+/// Placeholder names in a template, in order of first use.
+pub fn placeholders(template: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut rest = template;
+    while let Some(start) = rest.find("{{") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find("}}") else { break };
+        let name = after[..end].trim();
+        if is_placeholder_name(name) && !out.iter().any(|n| n == name) {
+            out.push(name.to_owned());
+        }
+        rest = &after[end + 2..];
+    }
+    out
+}
+
+fn is_placeholder_name(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Fills `{{name}}` placeholders in one pass. Values are inserted verbatim and never scanned
+/// again; placeholders without a value are left as written.
+pub fn render(template: &str, values: &[(&str, &str)]) -> String {
+    let mut out =
+        String::with_capacity(template.len() + values.iter().map(|(_, v)| v.len()).sum::<usize>());
+    let mut rest = template;
+    while let Some(start) = rest.find("{{") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find("}}") else {
+            out.push_str(&rest[start..]);
+            return out;
+        };
+        let name = after[..end].trim();
+        match values.iter().find(|(n, _)| *n == name) {
+            Some((_, value)) => out.push_str(value),
+            None => out.push_str(&rest[start..start + 2 + end + 2]),
+        }
+        rest = &after[end + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Templates in effect: defaults with the user's overrides on top.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    overrides: HashMap<String, String>,
+}
+
+impl Registry {
+    /// A registry with these overrides (unknown names are ignored).
+    pub fn new(overrides: HashMap<String, String>) -> Self {
+        Self {
+            overrides: overrides
+                .into_iter()
+                .filter(|(n, _)| default_template(n).is_some())
+                .collect(),
+        }
+    }
+
+    /// The template in effect for `name`.
+    pub fn template(&self, name: &str) -> Option<&str> {
+        self.overrides
+            .get(name)
+            .map(String::as_str)
+            .or_else(|| default_template(name))
+    }
+
+    /// Renders `name` with `values`; unknown names are an error naming the template.
+    pub fn render(&self, name: &str, values: &[(&str, &str)]) -> crate::error::Result<String> {
+        let template = self
+            .template(name)
+            .ok_or_else(|| crate::error::Error::InvalidRequest(format!("unknown prompt {name}")))?;
+        Ok(render(template, values))
+    }
+
+    /// Sets or clears an override.
+    pub fn set_override(&mut self, name: &str, template: Option<String>) {
+        match template {
+            Some(t) => self.overrides.insert(name.to_owned(), t),
+            None => self.overrides.remove(name),
+        };
+    }
+
+    /// Every template for Settings.
+    pub fn list(&self) -> Vec<PromptTemplate> {
+        DEFAULTS
+            .iter()
+            .map(|(name, default)| self.describe(name, default))
+            .collect()
+    }
+
+    /// One template for Settings.
+    pub fn get(&self, name: &str) -> Option<PromptTemplate> {
+        default_template(name).map(|d| self.describe(name, d))
+    }
+
+    fn describe(&self, name: &str, default: &str) -> PromptTemplate {
+        let template = self.template(name).unwrap_or(default).to_owned();
+        PromptTemplate {
+            name: name.to_owned(),
+            placeholders: placeholders(default),
+            default_template: default.to_owned(),
+            overridden: self.overrides.contains_key(name),
+            template,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_inserted_once_and_never_expanded() {
+        let out = render(
+            "A {{handoff}} B {{other}}",
+            &[("handoff", "x {{handoff}} {{other}} y"), ("other", "Z")],
+        );
+        assert_eq!(out, "A x {{handoff}} {{other}} y B Z");
+    }
+
+    #[test]
+    fn unknown_and_unclosed_placeholders_stay_as_written() {
+        assert_eq!(
+            render("{{nope}} and {{ open", &[("x", "1")]),
+            "{{nope}} and {{ open"
+        );
+    }
+
+    #[test]
+    fn seed_wording_of_the_transfer_prompts() {
+        let r = Registry::default();
+        let fb = r
+            .render(
+                REVIEW_FEEDBACK_TO_IMPLEMENTER,
+                &[("review_feedback", "FIX IT")],
+            )
+            .expect("render");
+        assert_eq!(
+            fb,
+            "Another agent reviewed your changes and left the feedback below.\n\nPlease review the feedback, resolve the relevant issues, and explain what you changed.\n\nFIX IT"
+        );
+        let resp = r
+            .render(
+                IMPLEMENTATION_RESPONSE_TO_REVIEWER,
+                &[("implementation_response", "DONE")],
+            )
+            .expect("render");
+        assert_eq!(
+            resp,
+            "The agent implementing the changes has responded to the previous review feedback.\n\nPlease review the latest state again and report any remaining issues.\n\nDONE"
+        );
+    }
+
+    #[test]
+    fn no_default_prompt_mentions_ids_or_routing() {
+        // The seed's "do not mention ... linked sessions ... routing" line is itself such words,
+        // so the hidden instructions say the same thing without naming them.
+        for (name, text) in DEFAULTS {
+            let rendered = render(
+                text,
+                &[
+                    ("handoff", "H"),
+                    ("review_feedback", "F"),
+                    ("implementation_response", "R"),
+                ],
+            );
+            let lower = rendered.to_lowercase();
+            for banned in [
+                "ses_",
+                "msg_",
+                "openchamber",
+                "metadata",
+                "reviewsessionid",
+                "originalsessionid",
+                "linked",
+                "session id",
+                "routing",
+            ] {
+                assert!(!lower.contains(banned), "{name} contains {banned}");
+            }
+        }
+    }
+
+    #[test]
+    fn overrides_apply_and_reset() {
+        let mut r = Registry::new(
+            [
+                (
+                    REVIEW_SESSION_VISIBLE.to_owned(),
+                    "Look: {{handoff}}".to_owned(),
+                ),
+                ("bogus".to_owned(), "x".to_owned()),
+            ]
+            .into(),
+        );
+        assert_eq!(
+            r.render(REVIEW_SESSION_VISIBLE, &[("handoff", "H")])
+                .expect("render"),
+            "Look: H"
+        );
+        assert!(r.get("bogus").is_none());
+        r.set_override(REVIEW_SESSION_VISIBLE, None);
+        assert!(
+            r.render(REVIEW_SESSION_VISIBLE, &[("handoff", "H")])
+                .expect("render")
+                .starts_with("Please review")
+        );
+        assert_eq!(
+            r.get(REVIEW_SESSION_VISIBLE).expect("known").placeholders,
+            vec!["handoff"]
+        );
+    }
+}

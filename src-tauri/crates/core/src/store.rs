@@ -1,0 +1,512 @@
+//! The in-memory state: sessions, statuses, and the transcripts of sessions someone follows.
+//! Applying an event mutates in place (deltas append to the part's text) and returns the
+//! [`Change`] the UI needs, never a copy of a whole transcript.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crosscheck_opencode::{Event, MessageInfo, MessageWithParts, Part, Session, SessionStatus};
+
+use crate::api_types::{Change, TranscriptPage};
+
+/// One followed transcript: a window of the newest messages, oldest first.
+#[derive(Debug, Default)]
+pub struct Transcript {
+    messages: Vec<MessageWithParts>,
+    index: HashMap<String, usize>,
+    /// Cursor for the page before the oldest loaded message.
+    pub older_cursor: Option<String>,
+    /// How many followers (UI views, flows) want it kept current.
+    pub followers: usize,
+}
+
+impl Transcript {
+    /// A transcript from a page (oldest first).
+    pub fn from_page(messages: Vec<MessageWithParts>, older_cursor: Option<String>) -> Self {
+        let mut t = Self {
+            messages,
+            older_cursor,
+            ..Self::default()
+        };
+        t.messages.sort_by(|a, b| a.info.id.cmp(&b.info.id));
+        t.reindex();
+        t
+    }
+
+    fn reindex(&mut self) {
+        self.index = self
+            .messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.info.id.clone(), i))
+            .collect();
+    }
+
+    /// Messages, oldest first.
+    pub fn messages(&self) -> &[MessageWithParts] {
+        &self.messages
+    }
+
+    /// A message by id.
+    pub fn message(&self, id: &str) -> Option<&MessageWithParts> {
+        self.index.get(id).map(|&i| &self.messages[i])
+    }
+
+    /// Adds an older page in front, skipping messages already loaded.
+    pub fn prepend(&mut self, older: Vec<MessageWithParts>, cursor: Option<String>) {
+        let mut fresh: Vec<_> = older
+            .into_iter()
+            .filter(|m| !self.index.contains_key(&m.info.id))
+            .collect();
+        fresh.append(&mut self.messages);
+        self.messages = fresh;
+        self.messages.sort_by(|a, b| a.info.id.cmp(&b.info.id));
+        self.older_cursor = cursor;
+        self.reindex();
+    }
+
+    fn upsert_info(&mut self, info: MessageInfo) {
+        if let Some(&i) = self.index.get(&info.id) {
+            self.messages[i].info = info;
+            return;
+        }
+        let at = self.messages.partition_point(|m| m.info.id < info.id);
+        self.messages.insert(
+            at,
+            MessageWithParts {
+                info,
+                parts: Vec::new(),
+            },
+        );
+        if at + 1 == self.messages.len() {
+            let id = self.messages[at].info.id.clone();
+            self.index.insert(id, at);
+        } else {
+            self.reindex();
+        }
+    }
+
+    fn remove_message(&mut self, id: &str) -> bool {
+        let Some(i) = self.index.get(id).copied() else {
+            return false;
+        };
+        self.messages.remove(i);
+        self.reindex();
+        true
+    }
+
+    /// Creates or replaces a part; false when its message is not loaded.
+    fn upsert_part(&mut self, part: Part) -> bool {
+        let Some(&i) = self.index.get(&part.message_id) else {
+            return false;
+        };
+        let parts = &mut self.messages[i].parts;
+        match parts.iter_mut().find(|p| p.id == part.id) {
+            Some(existing) => *existing = part,
+            None => {
+                let at = parts.partition_point(|p| p.id < part.id);
+                parts.insert(at, part);
+            }
+        }
+        true
+    }
+
+    /// Appends streamed text in place; false when the part is not loaded.
+    fn append_delta(&mut self, message_id: &str, part_id: &str, field: &str, delta: &str) -> bool {
+        let Some(&i) = self.index.get(message_id) else {
+            return false;
+        };
+        let Some(part) = self.messages[i].parts.iter_mut().find(|p| p.id == part_id) else {
+            return false;
+        };
+        if field != "text" {
+            return false;
+        }
+        part.text.get_or_insert_with(String::new).push_str(delta);
+        true
+    }
+
+    fn remove_part(&mut self, message_id: &str, part_id: &str) -> bool {
+        let Some(&i) = self.index.get(message_id) else {
+            return false;
+        };
+        let parts = &mut self.messages[i].parts;
+        let before = parts.len();
+        parts.retain(|p| p.id != part_id);
+        parts.len() != before
+    }
+}
+
+/// The text an assistant message shows: its text parts, not reasoning, not synthetic or ignored ones.
+pub fn assistant_text(message: &MessageWithParts) -> String {
+    let texts: Vec<&str> = message
+        .parts
+        .iter()
+        .filter(|p| p.kind == "text" && !p.synthetic && !p.ignored)
+        .filter_map(|p| p.text.as_deref())
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect();
+    texts.join("\n\n")
+}
+
+/// Everything the backend knows about the servers' sessions.
+#[derive(Debug, Default)]
+pub struct Store {
+    sessions: HashMap<String, Session>,
+    statuses: HashMap<String, SessionStatus>,
+    transcripts: HashMap<String, Transcript>,
+}
+
+impl Store {
+    /// All sessions, newest first.
+    pub fn sessions(&self) -> Vec<Session> {
+        let mut all: Vec<Session> = self.sessions.values().cloned().collect();
+        all.sort_by(|a, b| {
+            b.time
+                .updated
+                .cmp(&a.time.updated)
+                .then_with(|| a.id.cmp(&b.id))
+        });
+        all
+    }
+
+    /// A session by id.
+    pub fn session(&self, id: &str) -> Option<&Session> {
+        self.sessions.get(id)
+    }
+
+    /// Non-idle statuses.
+    pub fn statuses(&self) -> BTreeMap<String, SessionStatus> {
+        self.statuses
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
+    /// A session's status (idle when unknown).
+    pub fn status(&self, id: &str) -> SessionStatus {
+        self.statuses
+            .get(id)
+            .cloned()
+            .unwrap_or_else(SessionStatus::idle)
+    }
+
+    /// A followed transcript.
+    pub fn transcript(&self, id: &str) -> Option<&Transcript> {
+        self.transcripts.get(id)
+    }
+
+    /// A followed transcript, for changes.
+    pub fn transcript_mut(&mut self, id: &str) -> Option<&mut Transcript> {
+        self.transcripts.get_mut(id)
+    }
+
+    /// Starts keeping a transcript (or replaces its window, keeping its followers).
+    pub fn put_transcript(&mut self, id: &str, mut transcript: Transcript) {
+        if let Some(old) = self.transcripts.get(id) {
+            transcript.followers = old.followers;
+        }
+        self.transcripts.insert(id.to_owned(), transcript);
+    }
+
+    /// Adds a follower; returns whether the transcript is already loaded.
+    pub fn follow(&mut self, id: &str) -> bool {
+        match self.transcripts.get_mut(id) {
+            Some(t) => {
+                t.followers += 1;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Removes a follower and drops the transcript when none is left.
+    pub fn unfollow(&mut self, id: &str) {
+        if let Some(t) = self.transcripts.get_mut(id) {
+            t.followers = t.followers.saturating_sub(1);
+            if t.followers == 0 {
+                self.transcripts.remove(id);
+            }
+        }
+    }
+
+    /// Ids of followed transcripts.
+    pub fn followed(&self) -> Vec<String> {
+        self.transcripts.keys().cloned().collect()
+    }
+
+    /// A page for the UI: the whole loaded window.
+    pub fn page(&self, id: &str, seq: u64) -> Option<TranscriptPage> {
+        let t = self.transcripts.get(id)?;
+        Some(TranscriptPage {
+            seq,
+            session_id: id.to_owned(),
+            messages: t.messages.clone(),
+            has_older: t.older_cursor.is_some(),
+        })
+    }
+
+    /// Replaces sessions and statuses after a (re)connect.
+    pub fn reset_sessions(
+        &mut self,
+        sessions: Vec<Session>,
+        statuses: HashMap<String, SessionStatus>,
+    ) -> Change {
+        self.sessions = sessions.into_iter().map(|s| (s.id.clone(), s)).collect();
+        self.statuses = statuses.into_iter().filter(|(_, s)| !s.is_idle()).collect();
+        self.transcripts
+            .retain(|id, _| self.sessions.contains_key(id));
+        Change::SessionsReset {
+            sessions: self.sessions(),
+            statuses: self.statuses(),
+        }
+    }
+
+    /// Upserts one session (from an Api reply).
+    pub fn upsert_session(&mut self, session: Session) -> Change {
+        self.sessions.insert(session.id.clone(), session.clone());
+        Change::SessionUpserted { session }
+    }
+
+    /// Forgets a session.
+    pub fn remove_session(&mut self, id: &str) -> Change {
+        self.sessions.remove(id);
+        self.statuses.remove(id);
+        self.transcripts.remove(id);
+        Change::SessionRemoved {
+            session_id: id.to_owned(),
+        }
+    }
+
+    /// Applies one server event; returns the change to push, if any.
+    pub fn apply(&mut self, event: Event) -> Option<Change> {
+        match event {
+            Event::SessionCreated(s) | Event::SessionUpdated(s) => Some(self.upsert_session(s)),
+            Event::SessionDeleted(s) => Some(self.remove_session(&s.id)),
+            Event::SessionStatus { session_id, status } => {
+                Some(self.set_status(session_id, status))
+            }
+            Event::SessionIdle { session_id } => {
+                if self.statuses.contains_key(&session_id) {
+                    Some(self.set_status(session_id, SessionStatus::idle()))
+                } else {
+                    None
+                }
+            }
+            Event::MessageUpdated(info) => {
+                let t = self.transcripts.get_mut(&info.session_id)?;
+                t.upsert_info(info.clone());
+                Some(Change::MessageUpserted { info })
+            }
+            Event::MessageRemoved {
+                session_id,
+                message_id,
+            } => {
+                let t = self.transcripts.get_mut(&session_id)?;
+                t.remove_message(&message_id)
+                    .then_some(Change::MessageRemoved {
+                        session_id,
+                        message_id,
+                    })
+            }
+            Event::PartUpdated(part) => {
+                let t = self.transcripts.get_mut(&part.session_id)?;
+                t.upsert_part(part.clone())
+                    .then_some(Change::PartUpserted { part })
+            }
+            Event::PartDelta {
+                session_id,
+                message_id,
+                part_id,
+                field,
+                delta,
+            } => {
+                let t = self.transcripts.get_mut(&session_id)?;
+                t.append_delta(&message_id, &part_id, &field, &delta)
+                    .then_some(Change::PartDelta {
+                        session_id,
+                        message_id,
+                        part_id,
+                        field,
+                        delta,
+                    })
+            }
+            Event::PartRemoved {
+                session_id,
+                message_id,
+                part_id,
+            } => {
+                let t = self.transcripts.get_mut(&session_id)?;
+                t.remove_part(&message_id, &part_id)
+                    .then_some(Change::PartRemoved {
+                        session_id,
+                        message_id,
+                        part_id,
+                    })
+            }
+            Event::ServerConnected
+            | Event::Heartbeat
+            | Event::SessionError { .. }
+            | Event::CommandExecuted { .. }
+            | Event::Other(_) => None,
+        }
+    }
+
+    fn set_status(&mut self, session_id: String, status: SessionStatus) -> Change {
+        if status.is_idle() {
+            self.statuses.remove(&session_id);
+        } else {
+            self.statuses.insert(session_id.clone(), status.clone());
+        }
+        Change::Status { session_id, status }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crosscheck_opencode::event::parse_frame;
+
+    const SAMPLE: &str = include_str!("../../opencode/tests/fixtures/sample-events.sse");
+
+    fn events() -> Vec<Event> {
+        SAMPLE
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .map(|l| parse_frame(l).expect("parses").event)
+            .collect()
+    }
+
+    #[test]
+    fn replaying_the_recorded_stream_builds_the_transcript() {
+        let mut store = Store::default();
+        let sid = "ses_dd2f44b87ffewDAwEqU3YCuAT7";
+        store.put_transcript(sid, Transcript::default());
+        let mut deltas = 0;
+        let mut saw_busy = false;
+        for e in events() {
+            if let Some(Change::PartDelta { .. }) = store.apply(e.clone()) {
+                deltas += 1;
+            }
+            if let Event::SessionStatus { status, .. } = &e {
+                saw_busy |= status.kind == "busy";
+            }
+            // Deleted at the end of the recording.
+            if matches!(e, Event::SessionDeleted(_)) {
+                assert!(store.session(sid).is_none());
+                assert!(store.transcript(sid).is_none());
+                return assert!(deltas > 0 && saw_busy);
+            }
+            if let Some(t) = store.transcript(sid) {
+                for m in t.messages() {
+                    assert_eq!(m.info.session_id, sid);
+                }
+            }
+        }
+        panic!("the recording ends with a delete");
+    }
+
+    #[test]
+    fn deltas_append_in_place_and_final_snapshot_matches() {
+        let mut store = Store::default();
+        let sid = "ses_dd2f44b87ffewDAwEqU3YCuAT7";
+        store.put_transcript(sid, Transcript::default());
+        for e in events() {
+            if matches!(e, Event::SessionDeleted(_)) {
+                break;
+            }
+            store.apply(e);
+        }
+        let t = store.transcript(sid).expect("followed");
+        let assistant: Vec<_> = t
+            .messages()
+            .iter()
+            .filter(|m| m.info.role == "assistant")
+            .collect();
+        assert!(!assistant.is_empty());
+        let text = assistant_text(assistant[0]);
+        assert!(text.starts_with("FAKE-REPLY:"), "{text}");
+        assert!(store.statuses().is_empty(), "idle at the end");
+    }
+
+    #[test]
+    fn events_for_unfollowed_sessions_only_touch_the_list() {
+        let mut store = Store::default();
+        let mut changes = 0;
+        for e in events() {
+            if let Some(c) = store.apply(e) {
+                assert!(!matches!(
+                    c,
+                    Change::PartDelta { .. }
+                        | Change::MessageUpserted { .. }
+                        | Change::PartUpserted { .. }
+                ));
+                changes += 1;
+            }
+        }
+        assert!(changes > 0);
+    }
+
+    #[test]
+    fn reset_clears_stale_busy() {
+        let mut store = Store::default();
+        store.apply(Event::SessionStatus {
+            session_id: "a".into(),
+            status: SessionStatus {
+                kind: "busy".into(),
+                ..Default::default()
+            },
+        });
+        assert_eq!(store.status("a").kind, "busy");
+        store.reset_sessions(
+            vec![Session {
+                id: "a".into(),
+                ..Default::default()
+            }],
+            HashMap::new(),
+        );
+        assert!(store.status("a").is_idle());
+    }
+
+    #[test]
+    fn assistant_text_skips_reasoning_and_synthetic() {
+        let part = |kind: &str, text: &str, synthetic: bool| Part {
+            id: format!("prt_{kind}{text}"),
+            kind: kind.into(),
+            text: Some(text.into()),
+            synthetic,
+            ..Default::default()
+        };
+        let m = MessageWithParts {
+            info: MessageInfo {
+                id: "m".into(),
+                role: "assistant".into(),
+                ..Default::default()
+            },
+            parts: vec![
+                part("reasoning", "think", false),
+                part("text", "one", false),
+                part("text", "hidden", true),
+                part("text", "two", false),
+            ],
+        };
+        assert_eq!(assistant_text(&m), "one\n\ntwo");
+    }
+
+    #[test]
+    fn prepend_keeps_order_and_skips_duplicates() {
+        let msg = |id: &str| MessageWithParts {
+            info: MessageInfo {
+                id: id.into(),
+                ..Default::default()
+            },
+            parts: vec![],
+        };
+        let mut t = Transcript::from_page(vec![msg("m3"), msg("m4")], Some("c".into()));
+        t.prepend(vec![msg("m1"), msg("m2"), msg("m3")], None);
+        let ids: Vec<_> = t.messages().iter().map(|m| m.info.id.as_str()).collect();
+        assert_eq!(ids, ["m1", "m2", "m3", "m4"]);
+        assert!(t.older_cursor.is_none());
+        assert!(t.message("m2").is_some());
+    }
+}

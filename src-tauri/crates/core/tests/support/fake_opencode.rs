@@ -1,0 +1,1104 @@
+//! An in-process fake OpenCode server (axum on 127.0.0.1:0) that behaves like `opencode serve`
+//! 1.18.33 for the routes the core uses (see `/work/shared/notes/opencode-server.md`):
+//! sessions with metadata that PATCH replaces whole, paged transcripts, `prompt_async` that
+//! answers 204 at once and then plays one turn on `/global/event` in the real order, abort,
+//! statuses and the catalogs.
+//!
+//! Tests script it: the reply of the next turn of a session (text, a delay in tokio time, an
+//! assistant error, an abort, or a hang), one-shot 500s for the next PATCH/DELETE of a session,
+//! dropping and refusing the event stream, and ending a turn silently (as if it ended while the
+//! client was away). Every request is recorded with its body and the instant it arrived.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use crosscheck_opencode::ids;
+use futures_util::Stream;
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, oneshot, watch};
+
+/// The server's version, as `/global/health` reports it.
+pub const VERSION: &str = "1.18.33";
+/// The real server sends a heartbeat every 10 s.
+const HEARTBEAT: Duration = Duration::from_secs(10);
+
+/// How a scripted turn ends.
+#[derive(Debug, Clone)]
+pub enum End {
+    /// Streams the text and completes (`finish: "stop"`).
+    Complete,
+    /// Ends with this assistant `error` (e.g. `{"name":"APIError","data":{"message":"boom"}}`).
+    Error(Value),
+    /// Ends as aborted (`MessageAbortedError`).
+    Aborted,
+    /// Runs until `POST /session/:id/abort` or [`FakeOpencode::finish_silently`].
+    Hang,
+}
+
+/// The scripted answer to one prompt.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    /// The assistant text.
+    pub text: String,
+    /// Time (tokio time) between the assistant message starting and the turn ending.
+    pub delay: Duration,
+    /// How it ends.
+    pub end: End,
+}
+
+impl Reply {
+    /// A reply with this text that completes at once.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            delay: Duration::ZERO,
+            end: End::Complete,
+        }
+    }
+
+    /// The same reply, after `delay` of tokio time.
+    pub fn delayed(mut self, delay: Duration) -> Self {
+        self.delay = delay;
+        self
+    }
+
+    /// A turn that ends with an assistant error.
+    pub fn error(error: Value) -> Self {
+        Self {
+            text: String::new(),
+            delay: Duration::ZERO,
+            end: End::Error(error),
+        }
+    }
+
+    /// A turn that ends aborted.
+    pub fn aborted() -> Self {
+        Self {
+            text: String::new(),
+            delay: Duration::ZERO,
+            end: End::Aborted,
+        }
+    }
+
+    /// A turn that runs until aborted or finished silently; `text` is what it would have said.
+    pub fn hang(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            delay: Duration::ZERO,
+            end: End::Hang,
+        }
+    }
+}
+
+/// One request as the fake saw it.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    /// `GET`, `POST`, ...
+    pub method: String,
+    /// Path without the query.
+    pub path: String,
+    /// Route label, e.g. `PATCH /session/:id`.
+    pub route: String,
+    /// The session id in the path, if any.
+    pub session_id: Option<String>,
+    /// Decoded query.
+    pub query: HashMap<String, String>,
+    /// JSON body (`Null` when none).
+    pub body: Value,
+    /// When it arrived.
+    pub at: Instant,
+    /// Status answered.
+    pub status: u16,
+}
+
+/// One stored message.
+#[derive(Debug, Clone)]
+pub struct StoredMessage {
+    /// The `info` object.
+    pub info: Value,
+    /// Its parts.
+    pub parts: Vec<Value>,
+}
+
+/// What a running turn is told to do.
+enum Action {
+    Abort,
+    Silent,
+}
+
+/// The fake's whole state.
+#[derive(Default)]
+pub struct FakeState {
+    /// The default directory (for sessions created without one).
+    pub directory: String,
+    /// Sessions by id, as the server sends them.
+    pub sessions: BTreeMap<String, Value>,
+    /// Messages by session, oldest first.
+    pub messages: HashMap<String, Vec<StoredMessage>>,
+    /// Non-idle statuses.
+    pub statuses: HashMap<String, Value>,
+    /// Every request, in order of arrival.
+    pub requests: Vec<Recorded>,
+    /// When `session.idle` was emitted, per session.
+    pub idle_emitted: HashMap<String, Vec<Instant>>,
+    /// Turns that ended, per session (silently or not).
+    pub turns_done: HashMap<String, usize>,
+    /// How many event streams were opened (accepted ones).
+    pub streams_opened: usize,
+    replies: HashMap<String, VecDeque<Reply>>,
+    any_replies: VecDeque<Reply>,
+    default_replies: usize,
+    fail_next: Vec<(String, String)>,
+    streams_blocked: bool,
+    running: HashMap<String, oneshot::Sender<Action>>,
+    turn_locks: HashMap<String, Arc<tokio::sync::Mutex<()>>>,
+}
+
+impl FakeState {
+    fn put_info(&mut self, session_id: &str, info: Value) {
+        let list = self.messages.entry(session_id.to_owned()).or_default();
+        let id = info["id"].as_str().unwrap_or_default().to_owned();
+        match list.iter_mut().find(|m| m.info["id"] == id.as_str()) {
+            Some(m) => m.info = info,
+            None => {
+                list.push(StoredMessage {
+                    info,
+                    parts: Vec::new(),
+                });
+                list.sort_by(|a, b| a.info["id"].as_str().cmp(&b.info["id"].as_str()));
+            }
+        }
+    }
+
+    fn put_part(&mut self, session_id: &str, part: Value) {
+        let Some(list) = self.messages.get_mut(session_id) else {
+            return;
+        };
+        let Some(message) = list.iter_mut().find(|m| m.info["id"] == part["messageID"]) else {
+            return;
+        };
+        match message.parts.iter_mut().find(|p| p["id"] == part["id"]) {
+            Some(p) => *p = part,
+            None => message.parts.push(part),
+        }
+    }
+
+    /// The stored messages of a session (empty when none).
+    pub fn messages_of(&self, session_id: &str) -> &[StoredMessage] {
+        self.messages
+            .get(session_id)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+}
+
+struct Shared {
+    state: Mutex<FakeState>,
+    events: broadcast::Sender<String>,
+    drop_streams: watch::Sender<u64>,
+    version: watch::Sender<u64>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, FakeState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Broadcasts one event frame to every open event stream.
+    fn emit(&self, directory: &str, kind: &str, properties: Value) {
+        let frame = json!({
+            "directory": directory,
+            "payload": {"id": ids::ascending("evt"), "type": kind, "properties": properties},
+        });
+        let _ = self.events.send(frame.to_string());
+    }
+
+    /// Wakes everyone waiting in [`FakeOpencode::wait_until`].
+    fn bump(&self) {
+        self.version.send_modify(|v| *v += 1);
+    }
+}
+
+/// A running fake server; dropping it leaves the server running until the runtime ends.
+#[derive(Clone)]
+pub struct FakeOpencode {
+    shared: Arc<Shared>,
+    /// `http://127.0.0.1:PORT`.
+    pub base_url: String,
+    /// The project directory sessions are created in by default.
+    pub directory: String,
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or_default()
+}
+
+impl FakeOpencode {
+    /// Starts the server on a free loopback port.
+    pub async fn start(directory: &str) -> FakeOpencode {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind the fake server");
+        let addr = listener.local_addr().expect("fake server address");
+        let (events, _) = broadcast::channel(16_384);
+        let shared = Arc::new(Shared {
+            state: Mutex::new(FakeState {
+                directory: directory.to_owned(),
+                ..FakeState::default()
+            }),
+            events,
+            drop_streams: watch::Sender::new(0),
+            version: watch::Sender::new(0),
+        });
+        let app = Router::new().fallback(handle).with_state(shared.clone());
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        FakeOpencode {
+            shared,
+            base_url: format!("http://{addr}"),
+            directory: directory.to_owned(),
+        }
+    }
+
+    /// Reads the state.
+    pub fn with_state<T>(&self, f: impl FnOnce(&FakeState) -> T) -> T {
+        f(&self.shared.lock())
+    }
+
+    /// Adds a session directly (not a recorded request), emitting `session.created`.
+    pub fn seed_session(&self, title: &str, metadata: Option<Value>) -> String {
+        let id = ids::ascending("ses");
+        let now = now_ms();
+        let mut session = json!({
+            "id": id, "slug": "seeded", "projectID": "global", "directory": self.directory,
+            "title": title, "version": VERSION, "time": {"created": now, "updated": now},
+        });
+        if let Some(m) = metadata {
+            session["metadata"] = m;
+        }
+        let mut st = self.shared.lock();
+        st.sessions.insert(id.clone(), session.clone());
+        self.shared.emit(
+            &self.directory,
+            "session.created",
+            json!({"sessionID": id, "info": session}),
+        );
+        drop(st);
+        self.shared.bump();
+        id
+    }
+
+    /// Removes a session directly (not a recorded request), emitting `session.deleted`.
+    pub fn remove_session(&self, id: &str) {
+        let mut st = self.shared.lock();
+        if let Some(session) = st.sessions.remove(id) {
+            st.messages.remove(id);
+            st.statuses.remove(id);
+            let dir = session["directory"].as_str().unwrap_or_default().to_owned();
+            self.shared.emit(
+                &dir,
+                "session.deleted",
+                json!({"sessionID": id, "info": session}),
+            );
+        }
+        drop(st);
+        self.shared.bump();
+    }
+
+    /// Replaces a session's metadata directly (another client writing), emitting `session.updated`.
+    pub fn set_metadata(&self, id: &str, metadata: Value) {
+        let mut st = self.shared.lock();
+        if let Some(session) = st.sessions.get_mut(id) {
+            session["metadata"] = metadata;
+            session["time"]["updated"] = json!(now_ms());
+            let info = session.clone();
+            let dir = info["directory"].as_str().unwrap_or_default().to_owned();
+            self.shared.emit(
+                &dir,
+                "session.updated",
+                json!({"sessionID": id, "info": info}),
+            );
+        }
+        drop(st);
+        self.shared.bump();
+    }
+
+    /// The session as the server has it.
+    pub fn session(&self, id: &str) -> Option<Value> {
+        self.with_state(|s| s.sessions.get(id).cloned())
+    }
+
+    /// The session's metadata (`None` when absent or when the session is gone).
+    pub fn metadata(&self, id: &str) -> Option<Value> {
+        self.session(id).and_then(|s| s.get("metadata").cloned())
+    }
+
+    /// The reply to the next prompt of `session_id`.
+    pub fn script(&self, session_id: &str, reply: Reply) {
+        self.shared
+            .lock()
+            .replies
+            .entry(session_id.to_owned())
+            .or_default()
+            .push_back(reply);
+    }
+
+    /// The reply to the next prompt of any session without its own script (e.g. one not created yet).
+    pub fn script_any(&self, reply: Reply) {
+        self.shared.lock().any_replies.push_back(reply);
+    }
+
+    /// Makes the next `method` (PATCH or DELETE) of `session_id` answer 500 without effect.
+    pub fn fail_next(&self, method: &str, session_id: &str) {
+        self.shared
+            .lock()
+            .fail_next
+            .push((method.to_owned(), session_id.to_owned()));
+    }
+
+    /// Every request so far.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.with_state(|s| s.requests.clone())
+    }
+
+    /// How many requests hit a route, e.g. `count("POST /session")`.
+    pub fn count(&self, route: &str) -> usize {
+        self.with_state(|s| s.requests.iter().filter(|r| r.route == route).count())
+    }
+
+    /// Requests of a route concerning one session, in order.
+    pub fn requests_to(&self, route: &str, session_id: &str) -> Vec<Recorded> {
+        self.with_state(|s| {
+            s.requests
+                .iter()
+                .filter(|r| r.route == route && r.session_id.as_deref() == Some(session_id))
+                .cloned()
+                .collect()
+        })
+    }
+
+    /// The bodies of the prompts sent to a session, in order.
+    pub fn prompts_to(&self, session_id: &str) -> Vec<Value> {
+        self.requests_to("POST /session/:id/prompt_async", session_id)
+            .into_iter()
+            .map(|r| r.body)
+            .collect()
+    }
+
+    /// The stored messages of a session.
+    pub fn messages(&self, session_id: &str) -> Vec<StoredMessage> {
+        self.with_state(|s| s.messages_of(session_id).to_vec())
+    }
+
+    /// When `session.idle` was emitted for a session, in order.
+    pub fn idle_emitted(&self, session_id: &str) -> Vec<Instant> {
+        self.with_state(|s| s.idle_emitted.get(session_id).cloned().unwrap_or_default())
+    }
+
+    /// Waits (tokio time) until `pred` holds; panics naming `what` after `limit`.
+    pub async fn wait_until(&self, what: &str, limit: Duration, pred: impl Fn(&FakeState) -> bool) {
+        let mut version = self.shared.version.subscribe();
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            if pred(&self.shared.lock()) {
+                return;
+            }
+            match tokio::time::timeout_at(deadline, version.changed()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => panic!("fake server gone while waiting for {what}"),
+                Err(_) => panic!("timed out waiting for {what}"),
+            }
+        }
+    }
+
+    /// Waits until `session_id` has finished `turns` turns.
+    pub async fn wait_turns(&self, session_id: &str, turns: usize, limit: Duration) {
+        let what = format!("{turns} finished turn(s) of {session_id}");
+        self.wait_until(&what, limit, |s| {
+            s.turns_done.get(session_id).copied().unwrap_or(0) >= turns
+        })
+        .await;
+    }
+
+    /// Refuses (503) or accepts new event streams.
+    pub fn block_event_streams(&self, blocked: bool) {
+        self.shared.lock().streams_blocked = blocked;
+    }
+
+    /// Ends every open event stream (the client sees the server end it).
+    pub fn drop_event_streams(&self) {
+        self.shared.drop_streams.send_modify(|g| *g += 1);
+    }
+
+    /// Ends the running turn of `session_id` as completed without emitting any event, as if it
+    /// ended while nobody listened. Returns whether a turn was running.
+    pub fn finish_silently(&self, session_id: &str) -> bool {
+        let sender = self.shared.lock().running.remove(session_id);
+        sender.is_some_and(|s| s.send(Action::Silent).is_ok())
+    }
+}
+
+/// The route label and session id of a path.
+fn route_of(method: &Method, path: &str) -> (String, Option<String>) {
+    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+    match segs.as_slice() {
+        ["session", "status"] => (format!("{method} /session/status"), None),
+        ["session", id] => (format!("{method} /session/:id"), Some((*id).to_owned())),
+        ["session", id, rest] => (
+            format!("{method} /session/:id/{rest}"),
+            Some((*id).to_owned()),
+        ),
+        _ => (format!("{method} {path}"), None),
+    }
+}
+
+fn json_response(status: StatusCode, body: Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+fn not_found(id: &str) -> Response {
+    json_response(
+        StatusCode::NOT_FOUND,
+        json!({"name": "NotFoundError", "data": {"message": format!("Session not found: {id}")}}),
+    )
+}
+
+fn bad_request(message: &str) -> Response {
+    json_response(
+        StatusCode::BAD_REQUEST,
+        json!({"name": "BadRequest", "data": {"message": message}}),
+    )
+}
+
+async fn handle(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let path = uri.path().to_owned();
+    let (route, session_id) = route_of(&method, &path);
+    let body: Value = if body.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&body).unwrap_or(Value::Null)
+    };
+    let index = {
+        let mut st = shared.lock();
+        st.requests.push(Recorded {
+            method: method.to_string(),
+            path: path.clone(),
+            route: route.clone(),
+            session_id: session_id.clone(),
+            query: query.clone(),
+            body: body.clone(),
+            at: Instant::now(),
+            status: 0,
+        });
+        st.requests.len() - 1
+    };
+    let directory = query.get("directory").cloned().or_else(|| {
+        headers
+            .get("x-opencode-directory")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    });
+    let response = route_request(
+        &shared,
+        &route,
+        session_id.as_deref(),
+        directory,
+        &query,
+        body,
+    )
+    .await;
+    shared.lock().requests[index].status = response.status().as_u16();
+    shared.bump();
+    response
+}
+
+async fn route_request(
+    shared: &Arc<Shared>,
+    route: &str,
+    id: Option<&str>,
+    directory: Option<String>,
+    query: &HashMap<String, String>,
+    body: Value,
+) -> Response {
+    let id = id.unwrap_or_default();
+    match route {
+        "GET /global/health" => {
+            json_response(StatusCode::OK, json!({"healthy": true, "version": VERSION}))
+        }
+        "GET /global/event" => event_stream(shared),
+        "GET /project" => json_response(StatusCode::OK, json!([])),
+        "GET /config/providers" => json_response(
+            StatusCode::OK,
+            json!({
+                "providers": [{"id": "fake", "name": "Fake", "source": "config", "env": [], "options": {},
+                    "models": {"fake-model": {"id": "fake-model", "name": "Fake Model", "variants": {}}}}],
+                "default": {"fake": "fake-model"},
+            }),
+        ),
+        "GET /agent" => json_response(
+            StatusCode::OK,
+            json!([{"name": "build", "mode": "primary"}, {"name": "plan", "mode": "primary"}]),
+        ),
+        "GET /command" => json_response(
+            StatusCode::OK,
+            json!([{"name": "init", "description": "create AGENTS.md"}]),
+        ),
+        "GET /session" => {
+            let st = shared.lock();
+            let list: Vec<Value> = st
+                .sessions
+                .values()
+                .filter(|s| directory.as_deref().is_none_or(|d| s["directory"] == d))
+                .cloned()
+                .collect();
+            json_response(StatusCode::OK, Value::Array(list))
+        }
+        "GET /session/status" => {
+            let st = shared.lock();
+            let map: serde_json::Map<String, Value> = st
+                .statuses
+                .iter()
+                .filter(|(sid, _)| {
+                    directory
+                        .as_deref()
+                        .is_none_or(|d| st.sessions.get(*sid).is_some_and(|s| s["directory"] == d))
+                })
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            json_response(StatusCode::OK, Value::Object(map))
+        }
+        "POST /session" => create_session(shared, directory, body),
+        "GET /session/:id" => {
+            tokio::task::yield_now().await;
+            match shared.lock().sessions.get(id) {
+                Some(s) => json_response(StatusCode::OK, s.clone()),
+                None => not_found(id),
+            }
+        }
+        "PATCH /session/:id" => patch_session(shared, id, body).await,
+        "DELETE /session/:id" => delete_session(shared, id).await,
+        "GET /session/:id/message" => list_messages(shared, id, query),
+        "POST /session/:id/prompt_async" => {
+            if !shared.lock().sessions.contains_key(id) {
+                return not_found(id);
+            }
+            if !body["parts"].is_array() {
+                return bad_request("parts must be an array");
+            }
+            let user_id = body["messageID"]
+                .as_str()
+                .map(str::to_owned)
+                .unwrap_or_else(ids::message_id);
+            tokio::spawn(run_turn(shared.clone(), id.to_owned(), user_id, body));
+            StatusCode::NO_CONTENT.into_response()
+        }
+        "POST /session/:id/abort" => {
+            let sender = shared.lock().running.remove(id);
+            if let Some(s) = sender {
+                let _ = s.send(Action::Abort);
+            }
+            json_response(StatusCode::OK, json!(true))
+        }
+        _ => json_response(
+            StatusCode::NOT_FOUND,
+            json!({"name": "NotFoundError", "data": {"message": "no such route"}}),
+        ),
+    }
+}
+
+fn create_session(shared: &Arc<Shared>, directory: Option<String>, body: Value) -> Response {
+    if !(body.is_object() || body.is_null()) {
+        return bad_request("body must be an object");
+    }
+    let mut st = shared.lock();
+    let directory = directory.unwrap_or_else(|| st.directory.clone());
+    let id = ids::ascending("ses");
+    let now = now_ms();
+    let title = body["title"]
+        .as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| format!("New session - {now}"));
+    let mut session = json!({
+        "id": id, "slug": "fake-slug", "projectID": "global", "directory": directory,
+        "title": title, "version": VERSION, "time": {"created": now, "updated": now},
+    });
+    if let Some(parent) = body.get("parentID").and_then(Value::as_str) {
+        session["parentID"] = json!(parent);
+    }
+    match body.get("metadata") {
+        None | Some(Value::Null) => {}
+        Some(m @ Value::Object(_)) => session["metadata"] = m.clone(),
+        Some(_) => return bad_request("metadata must be an object"),
+    }
+    st.sessions.insert(id.clone(), session.clone());
+    shared.emit(
+        &directory,
+        "session.created",
+        json!({"sessionID": id, "info": session}),
+    );
+    shared.emit(
+        &directory,
+        "session.updated",
+        json!({"sessionID": id, "info": session}),
+    );
+    json_response(StatusCode::OK, session)
+}
+
+/// Takes a one-shot injected failure for `method` on `id`.
+fn take_failure(shared: &Shared, method: &str, id: &str) -> bool {
+    let mut st = shared.lock();
+    match st
+        .fail_next
+        .iter()
+        .position(|(m, s)| m == method && s == id)
+    {
+        Some(i) => {
+            st.fail_next.remove(i);
+            true
+        }
+        None => false,
+    }
+}
+
+fn injected_failure() -> Response {
+    json_response(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        json!({"name": "UnknownError", "data": {"message": "injected failure"}}),
+    )
+}
+
+async fn patch_session(shared: &Arc<Shared>, id: &str, body: Value) -> Response {
+    // Read, then yield to other requests, then write: concurrent writers interleave here, so a
+    // client that does not serialise its read-modify-write loses keys (metadata is replaced whole).
+    if !shared.lock().sessions.contains_key(id) {
+        return not_found(id);
+    }
+    if take_failure(shared, "PATCH", id) {
+        return injected_failure();
+    }
+    if !body.is_object() {
+        return bad_request("body must be an object");
+    }
+    if let Some(m) = body.get("metadata")
+        && !(m.is_object() || m.is_null())
+    {
+        return bad_request("metadata must be an object");
+    }
+    for _ in 0..3 {
+        tokio::task::yield_now().await;
+    }
+    let mut st = shared.lock();
+    let Some(session) = st.sessions.get_mut(id) else {
+        return not_found(id);
+    };
+    if let Some(title) = body.get("title").and_then(Value::as_str) {
+        session["title"] = json!(title);
+    }
+    if let Some(m @ Value::Object(_)) = body.get("metadata") {
+        session["metadata"] = m.clone();
+    }
+    if let Some(archived) = body.get("time").and_then(|t| t.get("archived")) {
+        match archived {
+            Value::Number(n) => session["time"]["archived"] = Value::Number(n.clone()),
+            Value::Null => {
+                if let Some(t) = session["time"].as_object_mut() {
+                    t.remove("archived");
+                }
+            }
+            _ => return bad_request("time.archived must be a number or null"),
+        }
+    }
+    let updated = session["time"]["updated"].as_i64().unwrap_or_default();
+    session["time"]["updated"] = json!(now_ms().max(updated + 1));
+    let info = session.clone();
+    let dir = info["directory"].as_str().unwrap_or_default().to_owned();
+    shared.emit(
+        &dir,
+        "session.updated",
+        json!({"sessionID": id, "info": info}),
+    );
+    json_response(StatusCode::OK, info)
+}
+
+async fn delete_session(shared: &Arc<Shared>, id: &str) -> Response {
+    if !shared.lock().sessions.contains_key(id) {
+        return not_found(id);
+    }
+    if take_failure(shared, "DELETE", id) {
+        return injected_failure();
+    }
+    tokio::task::yield_now().await;
+    let mut st = shared.lock();
+    let Some(session) = st.sessions.remove(id) else {
+        return not_found(id);
+    };
+    st.messages.remove(id);
+    st.statuses.remove(id);
+    let dir = session["directory"].as_str().unwrap_or_default().to_owned();
+    shared.emit(
+        &dir,
+        "session.deleted",
+        json!({"sessionID": id, "info": session}),
+    );
+    json_response(StatusCode::OK, json!(true))
+}
+
+fn list_messages(shared: &Arc<Shared>, id: &str, query: &HashMap<String, String>) -> Response {
+    let st = shared.lock();
+    if !st.sessions.contains_key(id) {
+        return not_found(id);
+    }
+    let all = st.messages_of(id);
+    let before = query.get("before");
+    let older: Vec<&StoredMessage> = all
+        .iter()
+        .filter(|m| before.is_none_or(|b| m.info["id"].as_str().unwrap_or_default() < b.as_str()))
+        .collect();
+    let limit = query.get("limit").and_then(|l| l.parse::<usize>().ok());
+    let (page, cursor) = match limit {
+        Some(limit) if older.len() > limit => {
+            let page = &older[older.len() - limit..];
+            (
+                page.to_vec(),
+                page.first()
+                    .and_then(|m| m.info["id"].as_str())
+                    .map(str::to_owned),
+            )
+        }
+        _ => (older, None),
+    };
+    let list: Vec<Value> = page
+        .iter()
+        .map(|m| json!({"info": m.info, "parts": m.parts}))
+        .collect();
+    let mut response = json_response(StatusCode::OK, Value::Array(list));
+    if let Some(c) = cursor
+        && let Ok(v) = c.parse()
+    {
+        response.headers_mut().insert("x-next-cursor", v);
+    }
+    response
+}
+
+/// `GET /global/event`: `server.connected`, then every event and a heartbeat every 10 s,
+/// until [`FakeOpencode::drop_event_streams`].
+fn event_stream(shared: &Arc<Shared>) -> Response {
+    {
+        let mut st = shared.lock();
+        if st.streams_blocked {
+            return json_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                json!({"name": "Unavailable"}),
+            );
+        }
+        st.streams_opened += 1;
+    }
+    let stream = frames(shared.events.subscribe(), shared.drop_streams.subscribe());
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header(header::CACHE_CONTROL, "no-cache")
+        .body(Body::from_stream(stream))
+        .expect("event stream response")
+}
+
+fn sse(data: &str) -> Result<Bytes, Infallible> {
+    Ok(Bytes::from(format!("data: {data}\n\n")))
+}
+
+fn global_frame(kind: &str) -> String {
+    json!({"directory": "global", "payload": {"id": ids::ascending("evt"), "type": kind, "properties": {}}}).to_string()
+}
+
+fn frames(
+    events: broadcast::Receiver<String>,
+    mut drop_signal: watch::Receiver<u64>,
+) -> impl Stream<Item = Result<Bytes, Infallible>> + Send + 'static {
+    drop_signal.borrow_and_update();
+    let start = tokio::time::Instant::now() + HEARTBEAT;
+    let heartbeat = tokio::time::interval_at(start, HEARTBEAT);
+    let first = Some(global_frame("server.connected"));
+    futures_util::stream::unfold(
+        (events, drop_signal, heartbeat, first),
+        |(mut events, mut drop_signal, mut heartbeat, mut first)| async move {
+            if let Some(frame) = first.take() {
+                return Some((sse(&frame), (events, drop_signal, heartbeat, first)));
+            }
+            loop {
+                enum Next {
+                    End,
+                    Skip,
+                    Frame(String),
+                }
+                let next = tokio::select! {
+                    biased;
+                    _ = drop_signal.changed() => Next::End,
+                    received = events.recv() => match received {
+                        Ok(frame) => Next::Frame(frame),
+                        Err(broadcast::error::RecvError::Lagged(_)) => Next::Skip,
+                        Err(broadcast::error::RecvError::Closed) => Next::End,
+                    },
+                    _ = heartbeat.tick() => Next::Frame(global_frame("server.heartbeat")),
+                };
+                match next {
+                    Next::End => return None,
+                    Next::Skip => continue,
+                    Next::Frame(frame) => {
+                        return Some((sse(&frame), (events, drop_signal, heartbeat, first)));
+                    }
+                }
+            }
+        },
+    )
+}
+
+/// Splits text into about `n` pieces on character boundaries (the streamed deltas).
+fn pieces(text: &str, n: usize) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.is_empty() {
+        return Vec::new();
+    }
+    let size = chars.len().div_ceil(n.max(1));
+    chars.chunks(size).map(|c| c.iter().collect()).collect()
+}
+
+/// One turn in the real order: user message and parts, busy, assistant message, step-start,
+/// empty text part, deltas, full text part, step-finish, completed assistant, idle, session.idle.
+async fn run_turn(shared: Arc<Shared>, sid: String, user_id: String, body: Value) {
+    // Prompts to a busy session queue behind the running turn, as on the real server.
+    let turn_lock = shared
+        .lock()
+        .turn_locks
+        .entry(sid.clone())
+        .or_default()
+        .clone();
+    let _turn = turn_lock.lock().await;
+
+    let (control_tx, control) = oneshot::channel::<Action>();
+    let (reply, dir, assistant, text_part) = {
+        let mut st = shared.lock();
+        let Some(dir) = st
+            .sessions
+            .get(&sid)
+            .and_then(|s| s["directory"].as_str())
+            .map(str::to_owned)
+        else {
+            return;
+        };
+        let reply = match st.replies.get_mut(&sid).and_then(VecDeque::pop_front) {
+            Some(r) => r,
+            None => match st.any_replies.pop_front() {
+                Some(r) => r,
+                None => {
+                    st.default_replies += 1;
+                    Reply::text(format!(
+                        "Default reply {} from the fake model.",
+                        st.default_replies
+                    ))
+                }
+            },
+        };
+        let now = now_ms();
+        let model = if body["model"].is_object() {
+            body["model"].clone()
+        } else {
+            json!({"providerID": "fake", "modelID": "fake-model"})
+        };
+        let agent = body["agent"].as_str().unwrap_or("build").to_owned();
+        let mut user = json!({"id": user_id, "sessionID": sid, "role": "user", "time": {"created": now}, "agent": agent, "model": model});
+        if let Some(v) = body["variant"].as_str() {
+            user["variant"] = json!(v);
+        }
+        st.put_info(&sid, user.clone());
+        shared.emit(
+            &dir,
+            "message.updated",
+            json!({"sessionID": sid, "info": user}),
+        );
+        for input in body["parts"].as_array().cloned().unwrap_or_default() {
+            let mut part = json!({
+                "id": ids::part_id(), "sessionID": sid, "messageID": user_id,
+                "type": input["type"].as_str().unwrap_or("text"), "text": input["text"],
+            });
+            if input["synthetic"] == true {
+                part["synthetic"] = json!(true);
+            }
+            if input["ignored"] == true {
+                part["ignored"] = json!(true);
+            }
+            st.put_part(&sid, part.clone());
+            shared.emit(
+                &dir,
+                "message.part.updated",
+                json!({"sessionID": sid, "part": part, "time": now}),
+            );
+        }
+        st.statuses.insert(sid.clone(), json!({"type": "busy"}));
+        shared.emit(
+            &dir,
+            "session.status",
+            json!({"sessionID": sid, "status": {"type": "busy"}}),
+        );
+
+        let assistant = json!({
+            "id": ids::message_id(), "parentID": user_id, "role": "assistant", "mode": agent, "agent": agent,
+            "path": {"cwd": dir, "root": dir}, "cost": 0,
+            "tokens": {"input": 0, "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}},
+            "modelID": model["modelID"], "providerID": model["providerID"],
+            "time": {"created": now_ms()}, "sessionID": sid,
+        });
+        st.put_info(&sid, assistant.clone());
+        shared.emit(
+            &dir,
+            "message.updated",
+            json!({"sessionID": sid, "info": assistant}),
+        );
+        let aid = assistant["id"].as_str().unwrap_or_default().to_owned();
+        let step =
+            json!({"id": ids::part_id(), "messageID": aid, "sessionID": sid, "type": "step-start"});
+        st.put_part(&sid, step.clone());
+        shared.emit(
+            &dir,
+            "message.part.updated",
+            json!({"sessionID": sid, "part": step, "time": now_ms()}),
+        );
+        let text_part = json!({"id": ids::part_id(), "messageID": aid, "sessionID": sid, "type": "text", "text": "", "time": {"start": now_ms()}});
+        if matches!(reply.end, End::Complete | End::Hang) {
+            st.put_part(&sid, text_part.clone());
+            shared.emit(
+                &dir,
+                "message.part.updated",
+                json!({"sessionID": sid, "part": text_part, "time": now_ms()}),
+            );
+        }
+        st.running.insert(sid.clone(), control_tx);
+        (reply, dir, assistant, text_part)
+    };
+    shared.bump();
+
+    let action = match reply.end {
+        End::Hang => control.await.ok(),
+        _ => {
+            let mut control = control;
+            tokio::select! {
+                _ = tokio::time::sleep(reply.delay) => None,
+                action = &mut control => action.ok(),
+            }
+        }
+    };
+
+    let mut st = shared.lock();
+    st.running.remove(&sid);
+    if !st.sessions.contains_key(&sid) {
+        // Deleted meanwhile.
+        drop(st);
+        shared.bump();
+        return;
+    }
+    let aid = assistant["id"].as_str().unwrap_or_default().to_owned();
+    let mut done = assistant.clone();
+    done["time"]["completed"] = json!(now_ms());
+    let error = match (&action, &reply.end) {
+        (Some(Action::Abort), _) | (None, End::Aborted) => Some(
+            json!({"name": "MessageAbortedError", "data": {"message": "The operation was aborted."}}),
+        ),
+        (None, End::Error(e)) => Some(e.clone()),
+        _ => None,
+    };
+    let silent = matches!(action, Some(Action::Silent));
+    if let Some(error) = error {
+        done["error"] = error.clone();
+        st.put_info(&sid, done.clone());
+        shared.emit(
+            &dir,
+            "message.updated",
+            json!({"sessionID": sid, "info": done}),
+        );
+        shared.emit(
+            &dir,
+            "session.error",
+            json!({"sessionID": sid, "error": error}),
+        );
+    } else {
+        let mut full = text_part.clone();
+        full["text"] = json!(reply.text);
+        full["time"]["end"] = json!(now_ms());
+        if !silent {
+            let mut so_far = String::new();
+            for delta in pieces(&reply.text, 4) {
+                so_far.push_str(&delta);
+                let mut partial = text_part.clone();
+                partial["text"] = json!(so_far);
+                st.put_part(&sid, partial);
+                shared.emit(
+                    &dir,
+                    "message.part.delta",
+                    json!({"sessionID": sid, "messageID": aid, "partID": text_part["id"], "field": "text", "delta": delta}),
+                );
+            }
+        }
+        st.put_part(&sid, full.clone());
+        let finish = json!({"id": ids::part_id(), "messageID": aid, "sessionID": sid, "type": "step-finish", "reason": "stop"});
+        st.put_part(&sid, finish.clone());
+        done["finish"] = json!("stop");
+        st.put_info(&sid, done.clone());
+        if !silent {
+            shared.emit(
+                &dir,
+                "message.part.updated",
+                json!({"sessionID": sid, "part": full, "time": now_ms()}),
+            );
+            shared.emit(
+                &dir,
+                "message.part.updated",
+                json!({"sessionID": sid, "part": finish, "time": now_ms()}),
+            );
+            shared.emit(
+                &dir,
+                "message.updated",
+                json!({"sessionID": sid, "info": done}),
+            );
+        }
+    }
+    st.statuses.remove(&sid);
+    if !silent {
+        shared.emit(
+            &dir,
+            "session.status",
+            json!({"sessionID": sid, "status": {"type": "idle"}}),
+        );
+        shared.emit(&dir, "session.idle", json!({"sessionID": sid}));
+        st.idle_emitted
+            .entry(sid.clone())
+            .or_default()
+            .push(Instant::now());
+    }
+    *st.turns_done.entry(sid.clone()).or_default() += 1;
+    drop(st);
+    shared.bump();
+}

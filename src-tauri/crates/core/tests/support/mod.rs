@@ -1,0 +1,216 @@
+//! Shared set-up for the core's end-to-end tests: a fake OpenCode server and a core attached to
+//! it, driven through the typed Api exactly as the UI drives it.
+#![allow(dead_code)] // each test crate uses a different part of this module
+
+pub mod fake_opencode;
+
+use std::time::Duration;
+
+use crosscheck_core::api_types::{Connection, Notice, Snapshot};
+use crosscheck_core::flows::FlowState;
+use crosscheck_core::{Api, ApiError, Change, Core, CoreOptions, OpencodeTarget, Request, Stamped};
+use crosscheck_opencode::ServerConfig;
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+pub use fake_opencode::{FakeOpencode, Reply};
+
+/// A generous limit for things that take milliseconds when they work.
+pub const SHORT: Duration = Duration::from_secs(30);
+
+/// A core attached to a fresh fake server, with its own database.
+pub struct Harness {
+    pub fake: FakeOpencode,
+    pub core: Core,
+    pub api: Api,
+    pub dir: tempfile::TempDir,
+}
+
+/// How a handoff flow ended, with what the UI saw meanwhile.
+pub struct FlowRun {
+    /// The final state.
+    pub flow: FlowState,
+    /// Notices pushed while it ran.
+    pub notices: Vec<Notice>,
+    /// Every change pushed while it ran.
+    pub changes: Vec<Change>,
+}
+
+impl Harness {
+    /// Starts the fake and the core, and waits (on the change stream) until the core is Ready.
+    pub async fn start() -> Harness {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(&project).expect("project dir");
+        let fake = FakeOpencode::start(project.to_str().expect("utf-8 path")).await;
+        let core = Core::start(CoreOptions {
+            target: OpencodeTarget::Attach(ServerConfig {
+                base_url: fake.base_url.clone(),
+                password: None,
+            }),
+            database: dir.path().join("db").join("crosscheck.db"),
+        })
+        .expect("core starts");
+        let mut changes = core.subscribe();
+        wait_ready(&core, &mut changes, SHORT).await;
+        let api = Api::new(core.clone());
+        Harness {
+            fake,
+            core,
+            api,
+            dir,
+        }
+    }
+
+    /// Runs one request as the UI would.
+    pub async fn request(&self, request: Request) -> Result<Value, ApiError> {
+        self.api.handle(request).await
+    }
+
+    /// The UI's first-frame snapshot.
+    pub async fn snapshot(&self) -> Snapshot {
+        let value = self.request(Request::Snapshot).await.expect("snapshot");
+        serde_json::from_value(value).expect("snapshot shape")
+    }
+
+    /// Starts the handoff of `session_id` and waits (on the change stream, within `limit` of
+    /// tokio time) for the flow to end.
+    pub async fn handoff(&self, session_id: &str, limit: Duration) -> FlowRun {
+        let mut changes = self.core.subscribe();
+        let started = self
+            .request(Request::StartHandoffReview {
+                session_id: session_id.to_owned(),
+                choice: None,
+                reviewer: None,
+            })
+            .await
+            .expect("the handoff starts");
+        let first: FlowState = serde_json::from_value(started).expect("flow state");
+        let mut notices = Vec::new();
+        let mut seen = Vec::new();
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let stamped = next_change(&mut changes, deadline, "the handoff flow to end").await;
+            if let Change::Notice { notice } = &stamped.change {
+                notices.push(notice.clone());
+            }
+            let end = match &stamped.change {
+                Change::Flow { flow } if flow.id == first.id && flow.step.is_final() => {
+                    Some(flow.clone())
+                }
+                _ => None,
+            };
+            seen.push(stamped.change);
+            if let Some(flow) = end {
+                return FlowRun {
+                    flow,
+                    notices,
+                    changes: seen,
+                };
+            }
+        }
+    }
+
+    /// Shuts the core down.
+    pub async fn stop(self) {
+        self.core.shutdown().await;
+    }
+}
+
+/// The next change before `deadline` (tokio time); panics naming `what` otherwise.
+pub async fn next_change(
+    changes: &mut broadcast::Receiver<Stamped>,
+    deadline: tokio::time::Instant,
+    what: &str,
+) -> Stamped {
+    match tokio::time::timeout_at(deadline, changes.recv()).await {
+        Ok(Ok(stamped)) => stamped,
+        Ok(Err(broadcast::error::RecvError::Lagged(n))) => {
+            panic!("lagged {n} changes waiting for {what}")
+        }
+        Ok(Err(broadcast::error::RecvError::Closed)) => {
+            panic!("change stream closed waiting for {what}")
+        }
+        Err(_) => panic!("timed out waiting for {what}"),
+    }
+}
+
+/// Waits for a change matching `pred` within `limit`; returns it.
+pub async fn wait_change(
+    changes: &mut broadcast::Receiver<Stamped>,
+    limit: Duration,
+    what: &str,
+    pred: impl Fn(&Change) -> bool,
+) -> Change {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        let stamped = next_change(changes, deadline, what).await;
+        if pred(&stamped.change) {
+            return stamped.change;
+        }
+    }
+}
+
+/// Waits until the core reports `Connection::Ready` (checking the current state first, so a
+/// Ready that came before subscribing is not missed).
+pub async fn wait_ready(core: &Core, changes: &mut broadcast::Receiver<Stamped>, limit: Duration) {
+    if matches!(core.connection(), Connection::Ready { .. }) {
+        return;
+    }
+    wait_change(changes, limit, "Connection::Ready", |c| {
+        matches!(
+            c,
+            Change::Connection {
+                connection: Connection::Ready { .. }
+            }
+        )
+    })
+    .await;
+}
+
+/// The texts of a recorded prompt body's parts, with their synthetic flags.
+pub fn part_texts(body: &Value) -> Vec<(String, bool)> {
+    body["parts"]
+        .as_array()
+        .map(|parts| {
+            parts
+                .iter()
+                .map(|p| {
+                    (
+                        p["text"].as_str().unwrap_or_default().to_owned(),
+                        p["synthetic"] == true,
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The only visible text of a recorded prompt (asserting there is exactly one part).
+pub fn sole_text(body: &Value) -> String {
+    let parts = part_texts(body);
+    assert_eq!(parts.len(), 1, "one part expected: {body}");
+    assert!(!parts[0].1, "the part must be visible: {body}");
+    parts[0].0.clone()
+}
+
+/// Words agents must never see.
+pub const FORBIDDEN: &[&str] = &[
+    "ses_",
+    "msg_",
+    "openchamber",
+    "metadata",
+    "linked",
+    "routing",
+];
+
+/// Asserts `text` contains none of [`FORBIDDEN`] (case-insensitively).
+pub fn assert_leaks_nothing(text: &str) {
+    let lower = text.to_lowercase();
+    for word in FORBIDDEN {
+        assert!(
+            !lower.contains(word),
+            "{word:?} must not reach an agent, found in:\n{text}"
+        );
+    }
+}

@@ -1,0 +1,163 @@
+//! The core's event-stream recovery against the fake OpenCode server: a session that went idle
+//! while the client was disconnected must not stay "busy" after the reconnect.
+
+mod support;
+
+use std::time::Duration;
+
+use crosscheck_core::api_types::{Connection, TranscriptPage};
+use crosscheck_core::{Change, Request};
+use support::{Harness, Reply, SHORT, wait_change};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconnect_clears_a_busy_status_that_ended_while_away() {
+    let h = Harness::start().await;
+    let s = h.fake.seed_session("Long turn", None);
+    h.request(Request::OpenSession {
+        session_id: s.clone(),
+    })
+    .await
+    .expect("open");
+    h.fake
+        .script(&s, Reply::hang("Finished while nobody listened."));
+
+    let mut changes = h.core.subscribe();
+    let sent = h
+        .request(Request::SendPrompt {
+            session_id: s.clone(),
+            text: "Take your time.".into(),
+            choice: None,
+        })
+        .await
+        .expect("prompt");
+    let prompt_id = sent["messageId"].as_str().expect("id").to_owned();
+    let busy_id = s.clone();
+    wait_change(&mut changes, SHORT, "the session to go busy", move |c| {
+        matches!(c, Change::Status { session_id, status } if *session_id == busy_id && status.kind == "busy")
+    })
+    .await;
+    assert_eq!(
+        h.snapshot()
+            .await
+            .statuses
+            .get(&s)
+            .map(|st| st.kind.as_str()),
+        Some("busy")
+    );
+
+    // The server goes away for a moment: streams end and reconnects are refused...
+    h.fake.block_event_streams(true);
+    h.fake.drop_event_streams();
+    wait_change(&mut changes, SHORT, "Connection::Reconnecting", |c| {
+        matches!(
+            c,
+            Change::Connection {
+                connection: Connection::Reconnecting { .. }
+            }
+        )
+    })
+    .await;
+    // ...meanwhile the turn ends and nothing is emitted...
+    assert!(h.fake.finish_silently(&s), "the turn was running");
+    h.fake.wait_turns(&s, 1, SHORT).await;
+    assert!(h.fake.with_state(|st| st.statuses.is_empty()));
+    // ...let a refused attempt or two happen, then accept the reconnect.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    h.fake.block_event_streams(false);
+    let opened_before = h.fake.with_state(|st| st.streams_opened);
+    wait_change(
+        &mut changes,
+        Duration::from_secs(20),
+        "Connection::Ready after the reconnect",
+        |c| {
+            matches!(
+                c,
+                Change::Connection {
+                    connection: Connection::Ready { .. }
+                }
+            )
+        },
+    )
+    .await;
+    assert!(
+        h.fake.with_state(|st| st.streams_opened) > opened_before,
+        "a new stream was accepted"
+    );
+
+    let snapshot = h.snapshot().await;
+    assert!(
+        snapshot.statuses.is_empty(),
+        "no session stays busy: {:?}",
+        snapshot.statuses
+    );
+    assert!(matches!(snapshot.connection, Connection::Ready { .. }));
+
+    // The followed transcript was reloaded too: the reply is there and complete.
+    let page: TranscriptPage = serde_json::from_value(
+        h.request(Request::OpenSession {
+            session_id: s.clone(),
+        })
+        .await
+        .expect("page"),
+    )
+    .expect("page");
+    let reply = page
+        .messages
+        .iter()
+        .find(|m| m.info.parent_id.as_deref() == Some(prompt_id.as_str()))
+        .expect("the reply is in the reloaded transcript");
+    assert!(reply.info.is_completed_assistant());
+    assert_eq!(
+        crosscheck_core::store::assistant_text(reply),
+        "Finished while nobody listened."
+    );
+    h.stop().await;
+}
+
+/// Events keep flowing after a reconnect: a turn started afterwards is followed to the end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_flow_again_after_a_reconnect() {
+    let h = Harness::start().await;
+    let s = h.fake.seed_session("After the gap", None);
+    let mut changes = h.core.subscribe();
+    h.fake.drop_event_streams();
+    wait_change(&mut changes, SHORT, "Connection::Reconnecting", |c| {
+        matches!(
+            c,
+            Change::Connection {
+                connection: Connection::Reconnecting { .. }
+            }
+        )
+    })
+    .await;
+    wait_change(
+        &mut changes,
+        Duration::from_secs(20),
+        "Connection::Ready",
+        |c| {
+            matches!(
+                c,
+                Change::Connection {
+                    connection: Connection::Ready { .. }
+                }
+            )
+        },
+    )
+    .await;
+    assert_eq!(h.fake.with_state(|st| st.streams_opened), 2);
+
+    h.request(Request::SendPrompt {
+        session_id: s.clone(),
+        text: "Hello again.".into(),
+        choice: None,
+    })
+    .await
+    .expect("prompt");
+    let idle_id = s.clone();
+    wait_change(&mut changes, SHORT, "the turn to end", move |c| {
+        matches!(c, Change::Status { session_id, status } if *session_id == idle_id && status.is_idle())
+    })
+    .await;
+    assert!(h.snapshot().await.statuses.is_empty());
+    h.stop().await;
+}
