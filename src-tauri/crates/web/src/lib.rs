@@ -1,0 +1,245 @@
+//! Web mode: serves the built UI and the Api over HTTP + SSE on loopback, behind a random token.
+//! `POST /api` takes a request and answers its JSON result or `{code, message}`;
+//! `GET /api/events` streams batches of changes as SSE `data:` frames (JSON arrays).
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::Router;
+use axum::extract::{Query, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use crosscheck_core::{Api, ApiError, Stamped};
+use futures_util::Stream;
+use serde::Deserialize;
+use tokio::sync::broadcast;
+use tower_http::services::{ServeDir, ServeFile};
+use tower_http::set_header::SetResponseHeaderLayer;
+
+/// Errors of web mode.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// Address asked for.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The UI folder is missing.
+    #[error("the UI is not built: {0} has no index.html (run the UI build first)")]
+    NoUi(PathBuf),
+    /// The server stopped with an error.
+    #[error("web server failed: {0}")]
+    Serve(std::io::Error),
+}
+
+/// How to serve.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// Address to bind (loopback).
+    pub addr: SocketAddr,
+    /// Folder with the built UI (`index.html` and assets).
+    pub ui_dir: PathBuf,
+    /// Token every Api call must carry.
+    pub token: String,
+}
+
+/// A running web server.
+pub struct Running {
+    /// The bound address.
+    pub addr: SocketAddr,
+    /// The server task; ends when the server stops.
+    pub task: tokio::task::JoinHandle<Result<(), Error>>,
+}
+
+#[derive(Clone)]
+struct AppState {
+    api: Api,
+    token: Arc<str>,
+}
+
+/// A new random token: 32 url-safe characters.
+pub fn random_token() -> String {
+    use rand::Rng;
+    const CHARS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut rng = rand::rng();
+    (0..32)
+        .map(|_| CHARS[rng.random_range(0..CHARS.len())] as char)
+        .collect()
+}
+
+/// The content security policy of the served UI.
+pub const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+/// Binds and starts serving; returns once the socket is bound.
+pub async fn serve(api: Api, options: ServeOptions) -> Result<Running, Error> {
+    let index = options.ui_dir.join("index.html");
+    if !index.is_file() {
+        return Err(Error::NoUi(options.ui_dir));
+    }
+    let listener = tokio::net::TcpListener::bind(options.addr)
+        .await
+        .map_err(|source| Error::Bind {
+            addr: options.addr,
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(Error::Serve)?;
+    let state = AppState {
+        api,
+        token: options.token.into(),
+    };
+    let router = router(state, options.ui_dir);
+    let task =
+        tokio::spawn(async move { axum::serve(listener, router).await.map_err(Error::Serve) });
+    Ok(Running { addr, task })
+}
+
+fn router(state: AppState, ui_dir: PathBuf) -> Router {
+    let api = Router::new()
+        .route("/api", post(call))
+        .route("/api/events", get(events))
+        .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
+        .route(
+            "/api/health",
+            get(|| async { Json(serde_json::json!({"ok": true})) }),
+        );
+    let static_files = ServeDir::new(&ui_dir).fallback(ServeFile::new(ui_dir.join("index.html")));
+    api.fallback_service(static_files)
+        .layer(middleware::from_fn(require_loopback_host))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(CSP),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::REFERRER_POLICY,
+            HeaderValue::from_static("no-referrer"),
+        ))
+        .with_state(state)
+}
+
+fn error_response(status: StatusCode, code: &str, message: &str) -> Response {
+    (
+        status,
+        Json(ApiError {
+            code: code.into(),
+            message: message.into(),
+        }),
+    )
+        .into_response()
+}
+
+/// Refuses requests whose Host is not a loopback name (DNS rebinding).
+async fn require_loopback_host(request: Request, next: Next) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default();
+    let name = host.rsplit_once(':').map_or(host, |(n, _)| n);
+    if matches!(name, "127.0.0.1" | "localhost" | "[::1]") {
+        next.run(request).await
+    } else {
+        error_response(
+            StatusCode::FORBIDDEN,
+            "forbidden_host",
+            "requests must use a loopback host name",
+        )
+    }
+}
+
+#[derive(Deserialize)]
+struct TokenQuery {
+    token: Option<String>,
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+async fn require_token(
+    State(state): State<AppState>,
+    Query(query): Query<TokenQuery>,
+    headers: HeaderMap,
+    request: Request,
+    next: Next,
+) -> Response {
+    let bearer = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|h| h.strip_prefix("Bearer "))
+        .map(str::to_owned);
+    let given = bearer.or(query.token).unwrap_or_default();
+    if constant_time_eq(given.as_bytes(), state.token.as_bytes()) {
+        next.run(request).await
+    } else {
+        error_response(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "missing or wrong token",
+        )
+    }
+}
+
+async fn call(State(state): State<AppState>, body: axum::body::Bytes) -> Response {
+    let request = match serde_json::from_slice::<serde_json::Value>(&body) {
+        Ok(v) => v,
+        Err(e) => {
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                &format!("request is not JSON: {e}"),
+            );
+        }
+    };
+    match state.api.handle_json(request).await {
+        Ok(value) => Json(value).into_response(),
+        Err(e) => {
+            let status = match e.code.as_str() {
+                "invalid_request" => StatusCode::BAD_REQUEST,
+                "not_found" => StatusCode::NOT_FOUND,
+                _ => StatusCode::UNPROCESSABLE_ENTITY,
+            };
+            (status, Json(e)).into_response()
+        }
+    }
+}
+
+/// Most changes sent in one SSE frame.
+const MAX_BATCH: usize = 512;
+
+async fn events(
+    State(state): State<AppState>,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let rx = state.api.subscribe();
+    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+        let first = match rx.recv().await {
+            Ok(c) => c,
+            // Too slow a reader: end the stream so the UI reconnects and reloads its snapshot.
+            Err(broadcast::error::RecvError::Lagged(_))
+            | Err(broadcast::error::RecvError::Closed) => return None,
+        };
+        let mut batch: Vec<Stamped> = vec![first];
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(c) => batch.push(c),
+                Err(broadcast::error::TryRecvError::Empty) => break,
+                Err(_) => return None,
+            }
+        }
+        let data = serde_json::to_string(&batch).unwrap_or_else(|_| "[]".into());
+        Some((Ok(Event::default().data(data)), rx))
+    });
+    Sse::new(stream).keep_alive(KeepAlive::default())
+}
