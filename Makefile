@@ -1,0 +1,101 @@
+# Crosscheck: `make run` starts the app, `make test` runs every test. Both install what they
+# need on a fresh Debian machine first (system packages with sudo when not root).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+# Build caches live outside the clone so a fresh clone on the same machine reuses them.
+export CARGO_TARGET_DIR ?= $(HOME)/.cache/crosscheck/target
+export CARGO_TERM_COLOR ?= never
+CARGO ?= cargo
+BIN_DIR := $(CARGO_TARGET_DIR)/debug
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# What the app and its tests need from Debian (see docs/development.md).
+APT_PACKAGES := build-essential pkg-config curl file libssl-dev libwebkit2gtk-4.1-dev \
+  libjavascriptcoregtk-4.1-dev libsoup-3.0-dev libgtk-3-dev libayatana-appindicator3-dev \
+  librsvg2-dev libxdo-dev xvfb xauth webkit2gtk-driver fonts-dejavu-core chromium
+
+.PHONY: help deps ui opencode build desktop run serve test test-rust test-ui test-e2e test-desktop lint bench deb clean
+
+help:
+	@echo "make run    build and start Crosscheck (desktop window, or web mode without a display)"
+	@echo "make test   install what the tests need and run every test"
+	@echo "make bench  print the benchmark figures"
+	@echo "make deb    build the .deb package"
+
+deps:
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing system packages: $$missing"; \
+	  $(SUDO) apt-get update -qq; \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	@command -v npm >/dev/null || { echo "Installing Node.js and npm"; DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq nodejs npm; }
+	@command -v cargo >/dev/null || { echo "cargo is missing: install Rust (rustup) first"; exit 1; }
+
+ui/node_modules/.installed: ui/package-lock.json
+	cd ui && npm ci --no-audit --no-fund
+	touch $@
+
+ui: deps ui/node_modules/.installed
+	cd ui && npm run build
+
+# The pinned OpenCode server (and the end-to-end test tools) live in tests/node_modules.
+tests/node_modules/.installed: tests/package-lock.json
+	cd tests && npm ci --no-audit --no-fund
+	touch $@
+
+opencode: deps tests/node_modules/.installed
+
+build: deps
+	$(CARGO) build --workspace --exclude crosscheck-desktop
+
+desktop: ui
+	$(CARGO) build -p crosscheck-desktop --features custom-protocol
+
+run: ui opencode build desktop
+	@if [ -n "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ]; then \
+	  echo "Starting the Crosscheck window"; \
+	  exec "$(BIN_DIR)/crosscheck-desktop"; \
+	else \
+	  echo "No display: starting web mode; open the URL below in a browser."; \
+	  exec "$(BIN_DIR)/crosscheck" serve --ui-dir ui/dist; \
+	fi
+
+serve: ui opencode build
+	exec "$(BIN_DIR)/crosscheck" serve --ui-dir ui/dist
+
+lint: deps ui/node_modules/.installed
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	cd ui && npm run check
+
+test-rust: build
+	$(CARGO) test --workspace --exclude crosscheck-desktop
+
+test-ui: ui
+	cd ui && npm test
+
+test-e2e: ui opencode build
+	cd tests && CROSSCHECK_BIN="$(BIN_DIR)/crosscheck" npm run --silent test:e2e
+
+test-desktop: desktop opencode
+	@command -v tauri-driver >/dev/null || $(CARGO) install tauri-driver --locked
+	cd tests && CROSSCHECK_DESKTOP_BIN="$(BIN_DIR)/crosscheck-desktop" xvfb-run -a --server-args="-screen 0 1280x820x24" npm run --silent test:desktop
+
+test: lint test-rust test-ui test-e2e test-desktop
+	@echo "All suites passed."
+
+bench: build
+	$(CARGO) run --release -p crosscheck-opencode --example parse_bench
+	$(CARGO) build --release -p crosscheck-cli
+	$(CARGO) run --release -p crosscheck-cli --example gate_overhead
+
+deb: ui
+	cd ui && npx --no-install tauri build --bundles deb --config ../src-tauri/tauri.conf.json
+
+clean:
+	rm -rf ui/dist ui/node_modules tests/node_modules
+	$(CARGO) clean
