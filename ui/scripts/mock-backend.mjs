@@ -1,0 +1,414 @@
+#!/usr/bin/env node
+// A scripted stand-in for `crosscheck serve`, for working on the UI without the Rust backend:
+// serves ui/dist and answers the Api (POST /api) and the change stream (GET /api/events, SSE)
+// with fake sessions. Sending a prompt streams a reply; /handoff-review walks a flow.
+//
+//   npm run build && node scripts/mock-backend.mjs [--port 5174] [--messages 5000] [--page 100] [--token T]
+//
+// Listens on 127.0.0.1 only.
+
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { extname, join, normalize } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const args = process.argv.slice(2);
+const opt = (name, fallback) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const PORT = Number(opt('port', '5174'));
+const BIG = Number(opt('messages', '5000'));
+const TOKEN = opt('token', '');
+const DIST = fileURLToPath(new URL('../dist/', import.meta.url));
+
+let seq = 100;
+const clients = new Set();
+const now = Date.now();
+const dirA = '/home/dev/projects/crosscheck';
+const dirB = '/home/dev/projects/website';
+
+const sessions = new Map();
+const transcripts = new Map();
+const statuses = {};
+const flows = [];
+let tabs = [];
+let activeTab;
+let settings = { theme: 'system', locale: '', handoffTimeoutMs: 30 * 60 * 1000 };
+const prompts = [
+  {
+    name: 'session.reviewFeedbackToImplementer.visible',
+    placeholders: ['feedback'],
+    defaultTemplate: 'Another agent reviewed your changes and left the feedback below.\n\nPlease review the feedback, resolve the relevant issues, and explain what you changed.\n\n{{feedback}}',
+  },
+  {
+    name: 'session.implementationResponseToReviewer.visible',
+    placeholders: ['response'],
+    defaultTemplate: 'The agent implementing the changes has responded to the previous review feedback.\n\nPlease review the latest state again and report any remaining issues.\n\n{{response}}',
+  },
+].map((p) => ({ ...p, template: p.defaultTemplate, overridden: false }));
+
+let idCounter = 0;
+const id = (prefix) => `${prefix}_${(now + idCounter++).toString(16).padStart(14, '0')}`;
+
+function addSession(title, directory, minutesAgo, metadata) {
+  const s = {
+    id: id('ses'),
+    slug: title.toLowerCase().replace(/\W+/g, '-'),
+    projectID: 'proj',
+    directory,
+    title,
+    time: { created: now - minutesAgo * 60_000, updated: now - minutesAgo * 60_000 },
+    ...(metadata ? { metadata } : {}),
+    model: { id: 'claude-sonnet-4-5', providerID: 'anthropic' },
+    agent: 'build',
+  };
+  sessions.set(s.id, s);
+  transcripts.set(s.id, []);
+  return s;
+}
+
+function text(sessionID, messageID, body, extra = {}) {
+  return { id: id('prt'), sessionID, messageID, type: 'text', text: body, ...extra };
+}
+
+function push(sessionID, role, parts, extra = {}) {
+  const messageID = id('msg');
+  const info = { id: messageID, sessionID, role, time: { created: Date.now(), completed: Date.now() }, ...extra };
+  const msg = { info, parts: parts.map((p) => ({ ...p(sessionID, messageID) })) };
+  transcripts.get(sessionID).push(msg);
+  return msg;
+}
+
+const sample = `Here is what I changed:
+
+1. **Store**: changes are applied once per animation frame.
+2. **Virtual list**: only visible rows are mounted.
+
+\`\`\`ts
+export function visibleRange(offsets: Float64Array, top: number, height: number) {
+  return { start: indexAt(offsets, top), end: indexAt(offsets, top + height) + 1 };
+}
+\`\`\`
+
+See [the docs](https://example.com/docs) for details. <script>alert('xss')</script>`;
+
+const main = addSession('Implement the virtual list', dirA, 3);
+const review = addSession('Review: Implement the virtual list', dirA, 2, {
+  openchamber: { kind: 'review', originalSessionID: main.id },
+});
+main.metadata = { openchamber: { reviewSessionID: review.id } };
+const big = addSession(`Long session (${BIG} messages)`, dirA, 60);
+addSession('Fix the landing page', dirB, 60 * 26);
+addSession('Old experiment', dirB, 60 * 24 * 40).time.archived = now - 1000;
+
+push(main.id, 'user', [(s, m) => text(s, m, 'Please implement a virtual list for the transcript.')], {
+  model: { providerID: 'anthropic', modelID: 'claude-sonnet-4-5' },
+  agent: 'build',
+});
+push(
+  main.id,
+  'assistant',
+  [
+    (s, m) => ({ id: id('prt'), sessionID: s, messageID: m, type: 'step-start' }),
+    (s, m) => ({ id: id('prt'), sessionID: s, messageID: m, type: 'reasoning', text: 'Thinking about offsets and anchors.' }),
+    (s, m) => ({
+      id: id('prt'),
+      sessionID: s,
+      messageID: m,
+      type: 'tool',
+      tool: 'edit',
+      callID: 'c1',
+      state: { status: 'completed', title: 'src/lib/virtual.ts', input: { filePath: 'src/lib/virtual.ts' }, output: 'Edited 1 file.' },
+    }),
+    (s, m) => text(s, m, sample),
+    (s, m) => text(s, m, 'hidden instructions', { synthetic: true }),
+  ],
+  { modelID: 'claude-sonnet-4-5', providerID: 'anthropic', agent: 'build' },
+);
+push(main.id, 'assistant', [(s, m) => text(s, m, 'This one failed.')], {
+  modelID: 'claude-sonnet-4-5',
+  error: { name: 'ProviderAuthError', data: { message: 'API key is invalid' } },
+});
+push(review.id, 'user', [(s, m) => text(s, m, 'Please review the changes described in this handoff.')]);
+push(review.id, 'assistant', [(s, m) => text(s, m, 'Two findings:\n\n- `indexAt` is off by one at the end.\n- Missing tests for prepends.')], {
+  modelID: 'gpt-5',
+});
+for (let i = 0; i < BIG; i++) {
+  const long = i % 10 === 0 ? `\n\n${'Lorem ipsum dolor sit amet. '.repeat(20 + (i % 30))}` : '';
+  push(big.id, i % 2 ? 'assistant' : 'user', [(s, m) => text(s, m, `Message ${i}${long}`)]);
+}
+
+// ---- change stream ------------------------------------------------------------------------
+
+function emit(...changes) {
+  const batch = changes.map((change) => ({ seq: ++seq, change }));
+  const data = `data: ${JSON.stringify(batch)}\n\n`;
+  for (const res of clients) res.write(data);
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function streamReply(sessionID, prompt) {
+  statuses[sessionID] = { type: 'busy' };
+  emit({ type: 'status', sessionId: sessionID, status: { type: 'busy' } });
+  const userMsg = push(sessionID, 'user', [(s, m) => text(s, m, prompt)]);
+  emit({ type: 'messageUpserted', info: userMsg.info }, ...userMsg.parts.map((part) => ({ type: 'partUpserted', part })));
+  const info = { id: id('msg'), sessionID, role: 'assistant', time: { created: Date.now() }, modelID: 'claude-sonnet-4-5', agent: 'build' };
+  const part = { id: id('prt'), sessionID, messageID: info.id, type: 'text', text: '' };
+  transcripts.get(sessionID).push({ info, parts: [part] });
+  emit({ type: 'messageUpserted', info }, { type: 'partUpserted', part });
+  const words = `You said: "${prompt}". ${sample}`.split(/(?<=\s)/);
+  for (const word of words) {
+    if (statuses[sessionID]?.type !== 'busy') break;
+    part.text += word;
+    emit({ type: 'partDelta', sessionId: sessionID, messageId: info.id, partId: part.id, field: 'text', delta: word });
+    await sleep(25);
+  }
+  info.time.completed = Date.now();
+  delete statuses[sessionID];
+  emit({ type: 'messageUpserted', info }, { type: 'status', sessionId: sessionID, status: { type: 'idle' } });
+  const s = sessions.get(sessionID);
+  s.time.updated = Date.now();
+  emit({ type: 'sessionUpserted', session: s });
+  return userMsg.info.id;
+}
+
+async function handoff(sessionId) {
+  const flow = { id: id('flow'), sessionId, step: 'requestingHandoff', startedAt: Date.now(), streamedChars: 0, reused: true };
+  flows.push(flow);
+  const step = async (patch, ms) => {
+    Object.assign(flow, patch);
+    emit({ type: 'flow', flow: { ...flow } });
+    await sleep(ms);
+  };
+  (async () => {
+    await step({}, 600);
+    for (let i = 1; i <= 10; i++) await step({ step: 'waitingForHandoff', streamedChars: i * 180 }, 300);
+    await step({ step: 'preparingReviewSession', reviewSessionId: review.id }, 500);
+    await step({ step: 'sendingReview' }, 500);
+    await step({ step: 'done' }, 0);
+    emit(
+      { type: 'openTab', tab: { mode: 'chat', dedupeKey: `session:${review.id}`, label: review.title, directory: review.directory, sessionId: review.id } },
+      { type: 'notice', notice: { level: 'success', code: 'notice.reviewReused', params: {}, message: 'Review continued in the existing review session' } },
+    );
+  })();
+  return { ...flow };
+}
+
+// ---- Api ----------------------------------------------------------------------------------
+
+const PAGE = Number(opt('page', '100'));
+const windows = new Map();
+
+function page(sessionId) {
+  const all = transcripts.get(sessionId) ?? [];
+  const size = windows.get(sessionId) ?? PAGE;
+  return { seq, sessionId, messages: all.slice(Math.max(0, all.length - size)), hasOlder: all.length > size };
+}
+
+class ApiError extends Error {
+  constructor(code, message, status = 400) {
+    super(message);
+    this.code = code;
+    this.status = status;
+  }
+}
+
+function need(sessionId) {
+  const s = sessions.get(sessionId);
+  if (!s) throw new ApiError('not_found', `no session ${sessionId}`, 404);
+  return s;
+}
+
+async function api(req) {
+  switch (req.cmd) {
+    case 'snapshot':
+      return {
+        seq,
+        connection: { state: 'ready', url: 'http://127.0.0.1:4096', version: '1.18.33', managed: true },
+        sessions: [...sessions.values()],
+        statuses,
+        settings,
+        tabs,
+        ...(activeTab ? { activeTab } : {}),
+        flows,
+      };
+    case 'openSession':
+      need(req.sessionId);
+      windows.set(req.sessionId, PAGE);
+      return page(req.sessionId);
+    case 'loadOlder':
+      need(req.sessionId);
+      await sleep(150);
+      windows.set(req.sessionId, (windows.get(req.sessionId) ?? PAGE) + PAGE);
+      return page(req.sessionId);
+    case 'closeSession':
+      return null;
+    case 'createSession': {
+      const s = addSession(req.title || 'New session', req.directory, 0);
+      emit({ type: 'sessionUpserted', session: s });
+      return s;
+    }
+    case 'renameSession': {
+      const s = need(req.sessionId);
+      s.title = req.title;
+      emit({ type: 'sessionUpserted', session: s });
+      return s;
+    }
+    case 'archiveSession': {
+      const s = need(req.sessionId);
+      if (req.archived) s.time.archived = Date.now();
+      else delete s.time.archived;
+      emit({ type: 'sessionUpserted', session: s });
+      return s;
+    }
+    case 'deleteSession':
+      need(req.sessionId);
+      sessions.delete(req.sessionId);
+      emit({ type: 'sessionRemoved', sessionId: req.sessionId });
+      return null;
+    case 'sendPrompt': {
+      need(req.sessionId);
+      const messageId = id('msg');
+      void streamReply(req.sessionId, req.text);
+      return { messageId };
+    }
+    case 'runCommand':
+      need(req.sessionId);
+      void streamReply(req.sessionId, `/${req.command} ${req.arguments}`);
+      return { messageId: id('msg') };
+    case 'abort':
+      delete statuses[req.sessionId];
+      emit({ type: 'status', sessionId: req.sessionId, status: { type: 'idle' } });
+      return null;
+    case 'providers':
+      return {
+        providers: [
+          {
+            id: 'anthropic',
+            name: 'Anthropic',
+            models: [
+              { id: 'claude-sonnet-4-5', name: 'Claude Sonnet 4.5', variants: ['high', 'max'] },
+              { id: 'claude-haiku-4-5', name: 'Claude Haiku 4.5', variants: [] },
+            ],
+          },
+          { id: 'openai', name: 'OpenAI', models: [{ id: 'gpt-5', name: 'GPT-5', variants: ['low', 'medium', 'high'] }] },
+        ],
+        default: { anthropic: 'claude-sonnet-4-5' },
+      };
+    case 'agents':
+      return [
+        { name: 'build', mode: 'primary', description: 'Builds things' },
+        { name: 'plan', mode: 'primary' },
+        { name: 'general', mode: 'subagent' },
+      ];
+    case 'commands':
+      return [
+        { name: 'handoff-review', descriptionKey: 'command.handoffReview', builtin: true },
+        { name: 'init', description: 'create/update AGENTS.md', builtin: false },
+        { name: 'review', description: 'review changes', builtin: false },
+      ];
+    case 'setSettings':
+      settings = req.settings;
+      emit({ type: 'settings', settings });
+      return settings;
+    case 'setTabs':
+      tabs = req.tabs;
+      activeTab = req.active;
+      return null;
+    case 'prompts':
+      return prompts;
+    case 'setPrompt': {
+      const p = prompts.find((x) => x.name === req.name);
+      if (!p) throw new ApiError('not_found', `no prompt ${req.name}`, 404);
+      Object.assign(p, { template: req.template, overridden: req.template !== p.defaultTemplate });
+      return p;
+    }
+    case 'resetPrompt': {
+      const p = prompts.find((x) => x.name === req.name);
+      if (!p) throw new ApiError('not_found', `no prompt ${req.name}`, 404);
+      Object.assign(p, { template: p.defaultTemplate, overridden: false });
+      return p;
+    }
+    case 'startHandoffReview':
+      need(req.sessionId);
+      return handoff(req.sessionId);
+    case 'cancelFlow': {
+      const f = flows.find((x) => x.id === req.flowId);
+      if (f) {
+        f.step = 'cancelled';
+        emit({ type: 'flow', flow: { ...f } });
+      }
+      return null;
+    }
+    case 'transfer': {
+      const s = need(req.sessionId);
+      const meta = s.metadata?.openchamber ?? {};
+      const target = meta.kind === 'review' ? meta.originalSessionID : meta.reviewSessionID;
+      if (!target) throw new ApiError('no_linked_session', 'session has no linked session');
+      await sleep(300);
+      void streamReply(target, 'Forwarded text');
+      return { targetSessionId: target, direction: meta.kind === 'review' ? 'toImplementer' : 'toReviewer', messageId: id('msg') };
+    }
+    default:
+      throw new ApiError('invalid_request', `unknown command ${req.cmd}`);
+  }
+}
+
+// ---- HTTP ---------------------------------------------------------------------------------
+
+const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml', '.png': 'image/png' };
+
+function authorized(req, url) {
+  if (!TOKEN) return true;
+  return req.headers.authorization === `Bearer ${TOKEN}` || url.searchParams.get('token') === TOKEN;
+}
+
+const server = createServer(async (req, res) => {
+  const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+  if (url.pathname === '/api' && req.method === 'POST') {
+    if (!authorized(req, url)) {
+      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'unauthorized', message: 'bad token' }));
+      return;
+    }
+    let body = '';
+    for await (const chunk of req) body += chunk;
+    try {
+      const result = await api(JSON.parse(body));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(result ?? null));
+    } catch (err) {
+      const status = err instanceof ApiError ? err.status : 500;
+      res
+        .writeHead(status, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ code: err.code ?? 'internal', message: String(err.message ?? err) }));
+    }
+    return;
+  }
+  if (url.pathname === '/api/events') {
+    if (!authorized(req, url)) {
+      res.writeHead(401).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    res.write(': hello\n\n');
+    clients.add(res);
+    const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
+    req.on('close', () => {
+      clearInterval(ping);
+      clients.delete(res);
+    });
+    return;
+  }
+  const path = normalize(join(DIST, url.pathname === '/' ? 'index.html' : url.pathname));
+  if (!path.startsWith(DIST) || !existsSync(path) || !statSync(path).isFile()) {
+    res.writeHead(404).end('not found');
+    return;
+  }
+  res.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream' });
+  createReadStream(path).pipe(res);
+});
+
+server.listen(PORT, '127.0.0.1', () => {
+  console.log(`mock backend on http://127.0.0.1:${PORT}/${TOKEN ? `?token=${TOKEN}` : ''}`);
+});

@@ -1,0 +1,48 @@
+// Slash commands: parsing the composer's text and filtering the autocomplete list.
+
+import type { CommandEntry } from '$lib/types/CommandEntry';
+
+/** Crosscheck's own review handoff command. */
+export const HANDOFF_COMMAND = 'handoff-review';
+
+/** Builtins the UI always offers, in case the backend's list lacks them. */
+export const BUILTIN_FALLBACK: CommandEntry[] = [
+  { name: HANDOFF_COMMAND, descriptionKey: 'command.handoffReview', builtin: true },
+];
+
+/** The backend's commands plus missing builtins, builtins first, no duplicates. */
+export function mergeCommands(fromBackend: readonly CommandEntry[]): CommandEntry[] {
+  const seen = new Set<string>();
+  const out: CommandEntry[] = [];
+  for (const c of [...fromBackend.filter((c) => c.builtin), ...BUILTIN_FALLBACK, ...fromBackend.filter((c) => !c.builtin)]) {
+    if (seen.has(c.name)) continue;
+    seen.add(c.name);
+    out.push(c);
+  }
+  return out;
+}
+
+/** `/name args` → `{name, args}`; null when the text is not a command. */
+export function parseCommand(text: string): { name: string; args: string } | null {
+  const m = /^\/([^\s/]+)(?:\s+([\s\S]*))?$/.exec(text.trim());
+  return m ? { name: m[1], args: (m[2] ?? '').trim() } : null;
+}
+
+/** The query while the user is typing a command name (`/rev` → `rev`), else null. */
+export function commandQuery(text: string): string | null {
+  const m = /^\/(\S*)$/.exec(text);
+  return m ? m[1].toLowerCase() : null;
+}
+
+/** Commands matching a query: prefix matches first, then substring matches. */
+export function filterCommands(commands: readonly CommandEntry[], query: string): CommandEntry[] {
+  if (!query) return [...commands];
+  const prefix: CommandEntry[] = [];
+  const inner: CommandEntry[] = [];
+  for (const c of commands) {
+    const name = c.name.toLowerCase();
+    if (name.startsWith(query)) prefix.push(c);
+    else if (name.includes(query)) inner.push(c);
+  }
+  return [...prefix, ...inner];
+}

@@ -1,0 +1,109 @@
+// A tiny i18n: flat keys, `{name}` placeholders, the locale from settings or the browser.
+// `t` reads the current locale from a rune, so templates re-render when it changes.
+
+import { de } from './de';
+import { en, type MessageKey } from './en';
+
+export type { MessageKey };
+export type Params = Record<string, string | number | undefined>;
+
+export const LOCALES = { en, de } as const;
+export type Locale = keyof typeof LOCALES;
+export const SUPPORTED: readonly Locale[] = ['en', 'de'];
+
+const state = $state<{ locale: Locale }>({ locale: 'en' });
+
+/** Picks a supported locale from a preference (settings) or the browser's languages. */
+export function resolveLocale(preference: string, languages: readonly string[] = browserLanguages()): Locale {
+  const candidates = preference ? [preference, ...languages] : languages;
+  for (const candidate of candidates) {
+    const base = candidate.toLowerCase().split(/[-_]/)[0];
+    if ((SUPPORTED as readonly string[]).includes(base)) return base as Locale;
+  }
+  return 'en';
+}
+
+function browserLanguages(): readonly string[] {
+  if (typeof navigator === 'undefined') return [];
+  return navigator.languages?.length ? navigator.languages : [navigator.language ?? 'en'];
+}
+
+export function setLocale(preference: string): Locale {
+  state.locale = resolveLocale(preference);
+  if (typeof document !== 'undefined') document.documentElement.lang = state.locale;
+  return state.locale;
+}
+
+export function locale(): Locale {
+  return state.locale;
+}
+
+/** Fills `{name}` placeholders; unknown ones stay as written. */
+export function interpolate(template: string, params?: Params): string {
+  if (!params) return template;
+  return template.replace(/\{(\w+)\}/g, (whole, name: string) => {
+    const value = params[name];
+    return value === undefined ? whole : String(value);
+  });
+}
+
+/** The placeholders a template uses, sorted. */
+export function placeholdersOf(template: string): string[] {
+  return [...new Set([...template.matchAll(/\{(\w+)\}/g)].map((m) => m[1]))].sort();
+}
+
+/** Translates a known key. */
+export function t(key: MessageKey, params?: Params): string {
+  const table = LOCALES[state.locale];
+  return interpolate(table[key] ?? en[key] ?? key, params);
+}
+
+/** Whether a dynamic key (error code, notice code, command description) exists. */
+export function hasKey(key: string): key is MessageKey {
+  return Object.prototype.hasOwnProperty.call(en, key);
+}
+
+/** Translates a dynamic key, or returns the fallback when the key is unknown. */
+export function tMaybe(key: string, params: Params | undefined, fallback: string): string {
+  return hasKey(key) ? t(key, params) : fallback;
+}
+
+/** Localized message for an Api error code. */
+export function tError(code: string): string {
+  const key = `error.${code}`;
+  return hasKey(key) ? t(key) : t('error.unknown');
+}
+
+/** Localized text for a notice; the English message when the key or a placeholder is missing. */
+export function tNotice(code: string, params: Params, fallback: string): string {
+  if (!hasKey(code)) return fallback;
+  const template = LOCALES[state.locale][code];
+  const missing = placeholdersOf(template).some((p) => params[p] === undefined);
+  return missing ? fallback : interpolate(template, params);
+}
+
+/** "3 min ago" style relative time, in the current locale. */
+export function relativeTime(then: number, now: number): string {
+  const diff = Math.round((then - now) / 1000);
+  const abs = Math.abs(diff);
+  if (abs < 45) return t('time.justNow');
+  const rtf = new Intl.RelativeTimeFormat(state.locale, { numeric: 'auto', style: 'narrow' });
+  if (abs < 3600) return rtf.format(Math.round(diff / 60), 'minute');
+  if (abs < 86_400) return rtf.format(Math.round(diff / 3600), 'hour');
+  if (abs < 86_400 * 30) return rtf.format(Math.round(diff / 86_400), 'day');
+  return new Intl.DateTimeFormat(state.locale, { dateStyle: 'medium' }).format(then);
+}
+
+/** "1:05" style elapsed time. */
+export function formatElapsed(ms: number): string {
+  const total = Math.max(0, Math.floor(ms / 1000));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  const mm = h > 0 ? String(m).padStart(2, '0') : String(m);
+  return `${h > 0 ? `${h}:` : ''}${mm}:${String(s).padStart(2, '0')}`;
+}
+
+export function formatNumber(n: number): string {
+  return new Intl.NumberFormat(state.locale).format(n);
+}

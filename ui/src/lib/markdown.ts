@@ -1,0 +1,185 @@
+// Markdown for assistant text: marked for parsing, DOMPurify for safety. Output carries no
+// scripts, event handlers, inline styles, frames or `javascript:` URLs; links open externally.
+// Long texts are split into blocks so streaming re-parses only the last block.
+
+import DOMPurify from 'dompurify';
+import { Marked, type Tokens } from 'marked';
+
+/** Texts longer than this are shown as escaped plain text (parsing them could stall a frame). */
+export const MARKDOWN_MAX = 200_000;
+
+let purifier: ReturnType<typeof DOMPurify> | null = null;
+let copyLabel = 'Copy';
+let copyAria = 'Copy code';
+
+/** Sets the localized label of code blocks' copy buttons. */
+export function setCodeCopyLabel(label: string, aria: string): void {
+  copyLabel = label;
+  copyAria = aria;
+}
+
+function getPurifier(): ReturnType<typeof DOMPurify> {
+  if (purifier) return purifier;
+  const p = DOMPurify(window);
+  p.addHook('afterSanitizeAttributes', (node) => {
+    if (node.nodeName === 'A') {
+      const href = node.getAttribute('href') ?? '';
+      if (/^\s*(https?:|mailto:)/i.test(href)) {
+        node.setAttribute('target', '_blank');
+        node.setAttribute('rel', 'noopener noreferrer');
+      } else if (!href.startsWith('#')) {
+        node.removeAttribute('href');
+      }
+    }
+    if (node.nodeName === 'IMG') {
+      const src = node.getAttribute('src') ?? '';
+      // Remote images would leak requests (and are blocked by the CSP anyway): keep data: only.
+      if (!/^data:image\//i.test(src)) node.removeAttribute('src');
+      node.setAttribute('loading', 'lazy');
+    }
+  });
+  // Parse the policy once; `sanitize(html)` without a config then reuses it.
+  p.setConfig(SANITIZE);
+  purifier = p;
+  return p;
+}
+
+const SANITIZE = {
+  USE_PROFILES: { html: true },
+  FORBID_TAGS: ['style', 'script', 'iframe', 'frame', 'frameset', 'object', 'embed', 'form', 'input', 'textarea', 'select', 'link', 'meta', 'base', 'svg', 'math'],
+  FORBID_ATTR: ['style', 'srcset', 'formaction', 'action', 'xlink:href'],
+  ALLOW_DATA_ATTR: false,
+  ADD_ATTR: ['target', 'data-copy-code'],
+};
+
+function plainParagraphs(text: string): string {
+  return text
+    .split(/\n[ \t]*\n/)
+    .map((p) => p.trim())
+    .filter((p) => p !== '')
+    .map((p) => `<p>${escapeHtml(p)}</p>`)
+    .join('');
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+const marked = new Marked({
+  gfm: true,
+  breaks: false,
+  async: false,
+  renderer: {
+    code(token: Tokens.Code): string {
+      const lang = (token.lang ?? '').split(/\s/)[0];
+      const cls = lang ? ` class="language-${escapeHtml(lang)}"` : '';
+      const label = lang ? `<span class="code-lang">${escapeHtml(lang)}</span>` : '';
+      return (
+        `<div class="code-block"><div class="code-head">${label}` +
+        `<button type="button" class="code-copy" data-copy-code="" aria-label="${escapeHtml(copyAria)}">${escapeHtml(copyLabel)}</button></div>` +
+        `<pre><code${cls}>${escapeHtml(token.text)}</code></pre></div>`
+      );
+    },
+  },
+});
+
+/** Markdown syntax (or HTML, entities, autolinks) that plain paragraphs never contain. */
+const SYNTAX = /[\\`*_~#<>[\]|&!]|https?:|www\.|@|^ {0,3}(?:[-+=]|\d+[.)])(?:\s|$)|^ {0,3}(?:=+|-+)\s*$|^(?: {4}|\t)| {2,}\n/m;
+
+/** Renders markdown to sanitized HTML. Never throws. */
+export function renderMarkdown(text: string): string {
+  if (!text) return '';
+  if (text.length > MARKDOWN_MAX) return `<pre class="plain">${escapeHtml(text)}</pre>`;
+  // Fast path: plain prose needs neither the parser nor the sanitizer.
+  if (!SYNTAX.test(text)) return plainParagraphs(text);
+  let html: string;
+  try {
+    html = marked.parse(text, { async: false });
+  } catch {
+    return `<pre class="plain">${escapeHtml(text)}</pre>`;
+  }
+  return sanitize(html);
+}
+
+/** Sanitizes HTML with the markdown policy. */
+export function sanitize(html: string): string {
+  return getPurifier().sanitize(html);
+}
+
+/** Splits a text into blocks of at least `min` characters, cut only at blank lines outside
+ * code fences, so every block but the last stays unchanged while text streams in. */
+export function splitBlocks(text: string, min = BLOCK_MIN): string[] {
+  if (text.length <= min) return [text];
+  const cuts = scanCuts(text, 0, min);
+  const blocks: string[] = [];
+  let start = 0;
+  for (const cut of cuts) {
+    blocks.push(text.slice(start, cut));
+    start = cut;
+  }
+  if (start < text.length) blocks.push(text.slice(start));
+  return blocks;
+}
+
+export const BLOCK_MIN = 3000;
+
+/** Offsets where blocks end, scanning from `from` (which must be a block start). */
+function scanCuts(text: string, from: number, min: number): number[] {
+  const cuts: number[] = [];
+  let start = from;
+  let inFence = false;
+  let fence = '';
+  let pos = from;
+  while (pos < text.length) {
+    const nl = text.indexOf('\n', pos);
+    if (nl < 0) break; // an unfinished last line never ends a block
+    const line = text.slice(pos, nl);
+    const m = /^\s{0,3}(`{3,}|~{3,})/.exec(line);
+    if (m) {
+      if (!inFence) {
+        inFence = true;
+        fence = m[1];
+      } else if (m[1][0] === fence[0] && m[1].length >= fence.length && line.trim() === m[1]) {
+        inFence = false;
+      }
+    }
+    if (!inFence && nl - start >= min && line.trim() === '') {
+      cuts.push(nl + 1);
+      start = nl + 1;
+    }
+    pos = nl + 1;
+  }
+  return cuts;
+}
+
+/** Incremental splitter for streamed text: when the new text extends the old one, scanning
+ * resumes at the last block instead of the start, and earlier blocks keep their identity. */
+export class BlockSplitter {
+  private closed: string[] = [];
+  private closedLength = 0;
+  private text = '';
+  private readonly min: number;
+
+  constructor(min = BLOCK_MIN) {
+    this.min = min;
+  }
+
+  split(text: string): string[] {
+    const extends_ = text.length >= this.closedLength && this.closedLength > 0 && text.startsWith(this.text.slice(0, this.closedLength));
+    if (!extends_) {
+      this.closed = [];
+      this.closedLength = 0;
+    }
+    this.text = text;
+    if (text.length - this.closedLength > this.min) {
+      let start = this.closedLength;
+      for (const cut of scanCuts(text, start, this.min)) {
+        this.closed.push(text.slice(start, cut));
+        start = cut;
+      }
+      this.closedLength = start;
+    }
+    const tail = text.slice(this.closedLength);
+    return tail ? [...this.closed, tail] : [...this.closed];
+  }
+}

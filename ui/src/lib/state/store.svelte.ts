@@ -1,0 +1,391 @@
+// The backend's state as the UI sees it: a snapshot, then stamped changes applied in order,
+// batched once per animation frame. Sequence numbers guard against stale and duplicate changes:
+// a change only applies when it is newer than the snapshot (or, for transcripts, the page) it
+// would overwrite. Changes that arrive while a snapshot or page is being fetched are logged and
+// replayed on top of the fetched state, so nothing is lost in the race.
+
+import { SvelteMap } from 'svelte/reactivity';
+import type { Change } from '$lib/types/Change';
+import type { Connection } from '$lib/types/Connection';
+import type { FlowState } from '$lib/types/FlowState';
+import type { Notice } from '$lib/types/Notice';
+import type { Session } from '$lib/types/Session';
+import type { SessionStatus } from '$lib/types/SessionStatus';
+import type { Settings } from '$lib/types/Settings';
+import type { Snapshot } from '$lib/types/Snapshot';
+import type { Stamped } from '$lib/types/Stamped';
+import type { Tab } from '$lib/types/Tab';
+import type { TranscriptPage } from '$lib/types/TranscriptPage';
+import { Transcript, type PartView } from './transcript.svelte';
+
+export const DEFAULT_SETTINGS: Settings = { theme: 'system', locale: '', handoffTimeoutMs: 30 * 60 * 1000 };
+
+/** Flow steps after which a flow no longer runs. */
+export const TERMINAL_STEPS: ReadonlySet<string> = new Set(['done', 'failed', 'cancelled']);
+
+/** A flow and when the UI first saw it end (for showing the outcome briefly). */
+export interface FlowView {
+  flow: FlowState;
+  /** null while running; 0 when it had ended before the UI saw it. */
+  endedAt: number | null;
+}
+
+/** Side effects the store asks its owner to perform. */
+export interface StoreHooks {
+  onNotice?: (notice: Notice) => void;
+  /** Tabs changed because of a pushed `OpenTab`; persist them. */
+  onTabsChanged?: () => void;
+  onSessionRemoved?: (sessionId: string) => void;
+}
+
+type TranscriptChange = Extract<
+  Change,
+  { type: 'transcriptReset' | 'messageUpserted' | 'messageRemoved' | 'partUpserted' | 'partDelta' | 'partRemoved' }
+>;
+
+/** The session a transcript change belongs to, or null for other changes. */
+export function transcriptSessionOf(change: Change): string | null {
+  switch (change.type) {
+    case 'transcriptReset':
+      return change.page.sessionId;
+    case 'messageUpserted':
+      return change.info.sessionID;
+    case 'partUpserted':
+      return change.part.sessionID;
+    case 'messageRemoved':
+    case 'partDelta':
+    case 'partRemoved':
+      return change.sessionId;
+    default:
+      return null;
+  }
+}
+
+export class Store {
+  connection: Connection = $state.raw({ state: 'connecting' });
+  readonly sessions = new SvelteMap<string, Session>();
+  /** Non-idle statuses. */
+  readonly statuses = new SvelteMap<string, SessionStatus>();
+  settings: Settings = $state.raw(DEFAULT_SETTINGS);
+  tabs: Tab[] = $state.raw([]);
+  activeTab: string | null = $state(null);
+  readonly flows = new SvelteMap<string, FlowView>();
+  readonly transcripts = new SvelteMap<string, Transcript>();
+  /** A snapshot has been applied. */
+  ready: boolean = $state(false);
+
+  /** Sequence number of the snapshot or newest non-transcript change applied. */
+  seq = 0;
+  hooks: StoreHooks = {};
+  /** Applied batches (for tests and diagnostics). */
+  flushes = 0;
+
+  private queue: Stamped[] = [];
+  private rafId: number | null = null;
+  private timerId: ReturnType<typeof setTimeout> | null = null;
+  private inflight = 0;
+  private replayLog: Stamped[] = [];
+  private lastNoticeSeq = 0;
+  private readonly now: () => number;
+  /** Consecutive text deltas for one part are joined and applied as one write. */
+  private deltaView: PartView | null = null;
+  private deltaText = '';
+
+  constructor(now: () => number = Date.now) {
+    this.now = now;
+  }
+
+  // ---- batching ---------------------------------------------------------------------------
+
+  /** Queues changes; they are applied together on the next animation frame. */
+  enqueue(changes: Stamped[]): void {
+    if (changes.length === 0) return;
+    for (const c of changes) this.queue.push(c);
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.rafId !== null || this.timerId !== null) return;
+    const hidden = typeof document !== 'undefined' && document.hidden;
+    if (!hidden && typeof requestAnimationFrame === 'function') {
+      this.rafId = requestAnimationFrame(() => this.flush());
+    }
+    // rAF does not run in hidden windows: a timer makes sure batches still land.
+    this.timerId = setTimeout(() => this.flush(), hidden ? 50 : 250);
+  }
+
+  /** Applies every queued change now. */
+  flush(): void {
+    if (this.rafId !== null && typeof cancelAnimationFrame === 'function') cancelAnimationFrame(this.rafId);
+    if (this.timerId !== null) clearTimeout(this.timerId);
+    this.rafId = null;
+    this.timerId = null;
+    if (this.queue.length === 0) return;
+    const batch = this.queue;
+    this.queue = [];
+    this.flushes++;
+    // Stamped changes normally arrive in order; sort defensively (stable for equal seqs).
+    if (!isSortedBySeq(batch)) batch.sort((a, b) => a.seq - b.seq);
+    for (const stamped of batch) this.apply(stamped, true);
+    this.flushDelta();
+  }
+
+  private flushDelta(): void {
+    if (this.deltaView === null) return;
+    this.deltaView.text += this.deltaText;
+    this.deltaView = null;
+    this.deltaText = '';
+  }
+
+  /** Pending (not yet applied) changes. */
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  // ---- fetch races --------------------------------------------------------------------------
+
+  /** Call before requesting a snapshot or page; changes applied until `endFetch` are logged. */
+  beginFetch(): void {
+    this.inflight++;
+  }
+
+  endFetch(): void {
+    this.inflight = Math.max(0, this.inflight - 1);
+    if (this.inflight === 0) this.replayLog = [];
+  }
+
+  /** Before resyncing after the change stream was lost: the backend may have restarted and
+   * numbers its changes from scratch, so forget the numbers seen (the snapshot and pages that
+   * follow set them again). */
+  resetSequences(): void {
+    this.flush();
+    this.seq = 0;
+    this.lastNoticeSeq = 0;
+    for (const t of this.transcripts.values()) t.seq = 0;
+  }
+
+  // ---- snapshot and pages -----------------------------------------------------------------
+
+  applySnapshot(snapshot: Snapshot): void {
+    this.flush();
+    this.seq = snapshot.seq;
+    this.connection = snapshot.connection;
+    this.resetSessions(snapshot.sessions, snapshot.statuses);
+    this.settings = snapshot.settings;
+    this.tabs = dedupeTabs(snapshot.tabs);
+    this.activeTab =
+      snapshot.activeTab && this.tabs.some((t) => t.dedupeKey === snapshot.activeTab)
+        ? snapshot.activeTab
+        : (this.tabs[0]?.dedupeKey ?? null);
+    const keep = new Set<string>();
+    for (const flow of snapshot.flows) {
+      keep.add(flow.id);
+      if (TERMINAL_STEPS.has(flow.step) && !this.flows.has(flow.id)) {
+        // Ended before this UI saw it: 0 marks "ended at an unknown time, long ago".
+        this.flows.set(flow.id, { flow, endedAt: 0 });
+      } else this.upsertFlow(flow);
+    }
+    for (const id of [...this.flows.keys()]) if (!keep.has(id)) this.flows.delete(id);
+    this.ready = true;
+    for (const stamped of this.replayLog) {
+      if (stamped.seq > snapshot.seq && transcriptSessionOf(stamped.change) === null) this.apply(stamped, false);
+    }
+    this.flushDelta();
+  }
+
+  /** The transcript of a session, created empty when it is not loaded. */
+  transcript(sessionId: string): Transcript {
+    let t = this.transcripts.get(sessionId);
+    if (!t) {
+      t = new Transcript(sessionId);
+      this.transcripts.set(sessionId, t);
+    }
+    return t;
+  }
+
+  /** Applies a fetched page (openSession, loadOlder), then the newer changes seen meanwhile. */
+  applyPage(page: TranscriptPage): void {
+    this.flush();
+    const t = this.transcript(page.sessionId);
+    // The page is authoritative at page.seq; whatever was applied after it is in the replay log.
+    t.seq = 0;
+    t.applyPage(page);
+    for (const stamped of this.replayLog) {
+      if (stamped.seq > page.seq && transcriptSessionOf(stamped.change) === page.sessionId) this.apply(stamped, false);
+    }
+    this.flushDelta();
+  }
+
+  /** Forgets a transcript the UI no longer shows. */
+  dropTranscript(sessionId: string): void {
+    this.transcripts.delete(sessionId);
+  }
+
+  // ---- changes ------------------------------------------------------------------------------
+
+  private apply(stamped: Stamped, log: boolean): void {
+    if (log && this.inflight > 0) this.replayLog.push(stamped);
+    const change = stamped.change;
+    const sessionId = transcriptSessionOf(change);
+    if (sessionId !== null) {
+      const t = this.transcripts.get(sessionId);
+      // Not loaded (or still loading): the page will include it, or the replay log will.
+      if (!t || !t.loaded || stamped.seq <= t.seq) return;
+      t.seq = stamped.seq;
+      if (change.type === 'partDelta') {
+        if (change.field !== 'text') return;
+        const view = t.deltaTarget(change.messageId, change.partId);
+        if (view !== this.deltaView) {
+          this.flushDelta();
+          this.deltaView = view;
+        }
+        this.deltaText += change.delta;
+        return;
+      }
+      this.flushDelta();
+      applyTranscriptChange(t, change as TranscriptChange);
+      return;
+    }
+    this.flushDelta();
+    if (change.type === 'notice') {
+      if (stamped.seq <= this.lastNoticeSeq) return;
+      this.lastNoticeSeq = stamped.seq;
+      this.hooks.onNotice?.(change.notice);
+      return;
+    }
+    if (stamped.seq <= this.seq) return;
+    this.seq = stamped.seq;
+    switch (change.type) {
+      case 'connection':
+        this.connection = change.connection;
+        break;
+      case 'sessionsReset':
+        this.resetSessions(change.sessions, change.statuses);
+        break;
+      case 'sessionUpserted':
+        this.sessions.set(change.session.id, change.session);
+        break;
+      case 'sessionRemoved':
+        this.sessions.delete(change.sessionId);
+        this.statuses.delete(change.sessionId);
+        this.hooks.onSessionRemoved?.(change.sessionId);
+        break;
+      case 'status':
+        if (isIdle(change.status)) this.statuses.delete(change.sessionId);
+        else this.statuses.set(change.sessionId, change.status);
+        break;
+      case 'settings':
+        this.settings = change.settings;
+        break;
+      case 'flow':
+        this.upsertFlow(change.flow);
+        break;
+      case 'openTab':
+        this.openTab(change.tab, true);
+        this.hooks.onTabsChanged?.();
+        break;
+    }
+  }
+
+  private resetSessions(sessions: Session[], statuses: { [key in string]?: SessionStatus }): void {
+    const keep = new Set<string>();
+    for (const s of sessions) {
+      keep.add(s.id);
+      if (this.sessions.get(s.id) !== s) this.sessions.set(s.id, s);
+    }
+    for (const id of [...this.sessions.keys()]) if (!keep.has(id)) this.sessions.delete(id);
+    // Statuses are authoritative: anything not listed is idle (this is what un-sticks "busy").
+    const busy = new Set<string>();
+    for (const [id, status] of Object.entries(statuses)) {
+      if (!status || isIdle(status)) continue;
+      busy.add(id);
+      this.statuses.set(id, status);
+    }
+    for (const id of [...this.statuses.keys()]) if (!busy.has(id)) this.statuses.delete(id);
+  }
+
+  /** A flow returned by a request: taken unless a pushed change already told us more. */
+  enqueueLocalFlow(flow: FlowState): void {
+    if (!this.flows.has(flow.id)) this.upsertFlow(flow);
+  }
+
+  private upsertFlow(flow: FlowState): void {
+    const prev = this.flows.get(flow.id);
+    const ended = TERMINAL_STEPS.has(flow.step);
+    this.flows.set(flow.id, { flow, endedAt: ended ? (prev?.endedAt ?? this.now()) : null });
+  }
+
+  // ---- tabs ---------------------------------------------------------------------------------
+
+  /** Opens a tab or focuses the one with the same key. */
+  openTab(tab: Tab, activate: boolean): void {
+    const i = this.tabs.findIndex((t) => t.dedupeKey === tab.dedupeKey);
+    if (i < 0) this.tabs = [...this.tabs, tab];
+    else if (this.tabs[i].label !== tab.label) this.tabs = this.tabs.map((t, j) => (j === i ? { ...t, label: tab.label } : t));
+    if (activate || this.activeTab === null) this.activeTab = tab.dedupeKey;
+  }
+
+  closeTab(key: string): void {
+    const i = this.tabs.findIndex((t) => t.dedupeKey === key);
+    if (i < 0) return;
+    this.tabs = this.tabs.filter((t) => t.dedupeKey !== key);
+    if (this.activeTab === key) this.activeTab = (this.tabs[i] ?? this.tabs[i - 1])?.dedupeKey ?? null;
+  }
+
+  moveTab(key: string, toIndex: number): void {
+    const i = this.tabs.findIndex((t) => t.dedupeKey === key);
+    if (i < 0) return;
+    const next = [...this.tabs];
+    const [tab] = next.splice(i, 1);
+    next.splice(Math.max(0, Math.min(toIndex, next.length)), 0, tab);
+    this.tabs = next;
+  }
+
+  // ---- queries ------------------------------------------------------------------------------
+
+  /** Status kind of a session: `idle`, `busy`, `retry`, ... */
+  statusOf(sessionId: string): string {
+    const s = this.statuses.get(sessionId);
+    return s && !isIdle(s) ? s.type : 'idle';
+  }
+}
+
+function applyTranscriptChange(t: Transcript, change: TranscriptChange): void {
+  switch (change.type) {
+    case 'transcriptReset':
+      t.applyPage(change.page);
+      break;
+    case 'messageUpserted':
+      t.upsertMessage(change.info);
+      break;
+    case 'messageRemoved':
+      t.removeMessage(change.messageId);
+      break;
+    case 'partUpserted':
+      t.upsertPart(change.part);
+      break;
+    case 'partDelta':
+      t.appendDelta(change.messageId, change.partId, change.field, change.delta);
+      break;
+    case 'partRemoved':
+      t.removePart(change.messageId, change.partId);
+      break;
+  }
+}
+
+export function isIdle(status: SessionStatus): boolean {
+  return status.type === 'idle' || status.type === '';
+}
+
+function isSortedBySeq(list: Stamped[]): boolean {
+  for (let i = 1; i < list.length; i++) if (list[i - 1].seq > list[i].seq) return false;
+  return true;
+}
+
+function dedupeTabs(tabs: Tab[]): Tab[] {
+  const seen = new Set<string>();
+  return tabs.filter((t) => (seen.has(t.dedupeKey) ? false : (seen.add(t.dedupeKey), true)));
+}
+
+/** The app's one store. */
+export const store = new Store();

@@ -1,0 +1,175 @@
+// The whole app in jsdom against a scripted host: boot, snapshot, sidebar, chat, live changes.
+import { flushSync, mount, tick, unmount } from 'svelte';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Request } from '$lib/types/Request';
+import type { Snapshot } from '$lib/types/Snapshot';
+import type { Stamped } from '$lib/types/Stamped';
+import type { TranscriptPage } from '$lib/types/TranscriptPage';
+
+let push: (changes: Stamped[]) => void = () => undefined;
+const requests: Request[] = [];
+
+const session = (id: string, title: string, directory: string, updated: number, metadata?: Record<string, unknown>) => ({
+  id,
+  slug: id,
+  projectID: 'p',
+  directory,
+  title,
+  time: { created: 0, updated },
+  ...(metadata ? { metadata } : {}),
+});
+
+const snapshot: Snapshot = {
+  seq: 10,
+  connection: { state: 'ready', url: 'http://127.0.0.1:4096', version: '1.18.33', managed: false },
+  sessions: [
+    session('ses_impl', 'Implement it', '/home/dev/proj', 100, { openchamber: { reviewSessionID: 'ses_rev' } }),
+    session('ses_rev', 'Review: Implement it', '/home/dev/proj', 200, { openchamber: { kind: 'review', originalSessionID: 'ses_impl' } }),
+    session('ses_other', 'Elsewhere', '/home/dev/other', 50),
+  ],
+  statuses: {},
+  settings: { theme: 'light', locale: 'en', handoffTimeoutMs: 1_800_000 },
+  tabs: [],
+  flows: [],
+};
+
+const page: TranscriptPage = {
+  seq: 12,
+  sessionId: 'ses_rev',
+  hasOlder: false,
+  messages: [
+    {
+      info: { id: 'msg_1', sessionID: 'ses_rev', role: 'user', time: { created: 1 } },
+      parts: [{ id: 'prt_1', sessionID: 'ses_rev', messageID: 'msg_1', type: 'text', text: 'Please review', synthetic: false, ignored: false }],
+    },
+    {
+      info: { id: 'msg_2', sessionID: 'ses_rev', role: 'assistant', time: { created: 2, completed: 3 } },
+      parts: [{ id: 'prt_2', sessionID: 'ses_rev', messageID: 'msg_2', type: 'text', text: 'Looks', synthetic: false, ignored: false }],
+    },
+  ],
+};
+
+vi.mock('$lib/host', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('$lib/host')>();
+  return {
+    ...actual,
+    invoke: async (request: Request) => {
+      requests.push(request);
+      switch (request.cmd) {
+        case 'snapshot':
+          return snapshot;
+        case 'openSession':
+          return page;
+        case 'providers':
+          return { providers: [], default: {} };
+        case 'agents':
+        case 'commands':
+          return [];
+        default:
+          return null;
+      }
+    },
+    subscribe: (onChanges: (c: Stamped[]) => void, onState?: (s: 'open' | 'lost') => void) => {
+      push = onChanges;
+      queueMicrotask(() => onState?.('open'));
+      return () => undefined;
+    },
+  };
+});
+
+const { default: App } = await import('../src/App.svelte');
+
+let app: ReturnType<typeof mount>;
+const $ = (selector: string) => document.querySelector<HTMLElement>(selector);
+const $$ = (selector: string) => [...document.querySelectorAll<HTMLElement>(selector)];
+
+async function settle(ms = 0) {
+  await vi.waitFor(async () => {
+    await tick();
+  });
+  await new Promise((r) => setTimeout(r, ms));
+  flushSync();
+}
+
+beforeAll(async () => {
+  localStorage.clear();
+  const target = document.createElement('div');
+  document.body.appendChild(target);
+  app = mount(App, { target });
+  await vi.waitFor(() => expect($$('[data-testid="session-item"]')).toHaveLength(3));
+});
+
+afterAll(() => unmount(app));
+
+describe('App', () => {
+  it('shows the connection and the sessions grouped by directory, newest first', () => {
+    const status = $('[data-testid="server-status"]')!;
+    expect(status.dataset.state).toBe('ready');
+    expect(status.title).toContain('1.18.33');
+    const groups = $$('[data-testid="session-group"]');
+    expect(groups.map((g) => g.dataset.directory)).toEqual(['/home/dev/proj', '/home/dev/other']);
+    expect($$('[data-testid="session-item"]').map((e) => e.dataset.sessionId)).toEqual(['ses_rev', 'ses_impl', 'ses_other']);
+    expect($('[data-session-id="ses_rev"] [data-testid="review-badge"]')).not.toBeNull();
+    expect($('[data-session-id="ses_impl"] [data-testid="review-badge"]')).toBeNull();
+    expect(document.documentElement.dataset.theme).toBe('light');
+  });
+
+  it('opens a session and renders its transcript with a transfer button', async () => {
+    $('[data-session-id="ses_rev"] button')!.click();
+    await vi.waitFor(() => expect($('[data-testid="chat"] [data-testid="message-assistant"]')).not.toBeNull());
+    expect($('[data-testid="chat"]')!.dataset.sessionId).toBe('ses_rev');
+    expect(requests.some((r) => r.cmd === 'openSession' && r.sessionId === 'ses_rev')).toBe(true);
+    expect($('[data-testid="message-user"]')!.textContent).toContain('Please review');
+    expect($('[data-testid="transfer-button"]')!.getAttribute('aria-label')).toBe('Send review feedback to implementing agent');
+  });
+
+  it('applies pushed changes: deltas, statuses, notices', async () => {
+    push([
+      { seq: 13, change: { type: 'partDelta', sessionId: 'ses_rev', messageId: 'msg_2', partId: 'prt_2', field: 'text', delta: ' good to me' } },
+      { seq: 14, change: { type: 'status', sessionId: 'ses_rev', status: { type: 'busy' } } },
+      { seq: 15, change: { type: 'notice', notice: { level: 'error', code: 'notice.handoffFailed', params: { message: 'boom' }, message: 'Handoff failed: boom' } } },
+    ]);
+    await vi.waitFor(() => expect($('[data-testid="message-assistant"]')!.textContent).toContain('Looks good to me'));
+    await settle();
+    expect($('[data-session-id="ses_rev"] [data-testid="session-status"]')!.dataset.status).toBe('busy');
+    expect($('[data-testid="abort"]')).not.toBeNull();
+    const toast = $('[data-testid="toast"]')!;
+    expect(toast.dataset.level).toBe('error');
+    expect(toast.textContent).toContain('The review handoff failed: boom');
+  });
+
+  it('opens a pushed tab in the context panel and persists the tabs', async () => {
+    push([
+      {
+        seq: 16,
+        change: { type: 'openTab', tab: { mode: 'chat', dedupeKey: 'session:ses_impl', label: 'Implement it', sessionId: 'ses_impl', directory: '/home/dev/proj' } },
+      },
+    ]);
+    await vi.waitFor(() => expect($('[data-testid="context-tab"]')?.dataset.key).toBe('session:ses_impl'));
+    await vi.waitFor(() => expect(requests.some((r) => r.cmd === 'setTabs')).toBe(true));
+    const setTabs = requests.filter((r) => r.cmd === 'setTabs').at(-1);
+    expect(setTabs).toMatchObject({ cmd: 'setTabs', active: 'session:ses_impl' });
+  });
+
+  it('sends a prompt with Enter and keeps Shift+Enter for new lines', async () => {
+    const input = $('[data-testid="chat"][data-session-id="ses_rev"] [data-testid="composer-input"]') as HTMLTextAreaElement;
+    input.value = 'Thanks';
+    input.dispatchEvent(new Event('input', { bubbles: true }));
+    input.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', shiftKey: true, bubbles: true }));
+    expect(requests.some((r) => r.cmd === 'sendPrompt')).toBe(false);
+    input.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
+    await vi.waitFor(() => expect(requests.find((r) => r.cmd === 'sendPrompt')).toMatchObject({ cmd: 'sendPrompt', sessionId: 'ses_rev', text: 'Thanks' }));
+    await vi.waitFor(() => expect(input.value).toBe(''));
+  });
+
+  it('filters sessions by title', async () => {
+    const search = $('[data-testid="session-search"]') as HTMLInputElement;
+    search.value = 'elsew';
+    search.dispatchEvent(new Event('input', { bubbles: true }));
+    await settle();
+    expect($$('[data-testid="session-item"]').map((e) => e.dataset.sessionId)).toEqual(['ses_other']);
+    search.value = '';
+    search.dispatchEvent(new Event('input', { bubbles: true }));
+    await settle();
+  });
+});

@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { de } from '$lib/i18n/de';
+import { en } from '$lib/i18n/en';
+import { interpolate, placeholdersOf, resolveLocale, setLocale, t, tError, tNotice } from '$lib/i18n/index.svelte';
+
+const ERROR_CODES = [
+  'host_unreachable',
+  'not_found',
+  'opencode_unreachable',
+  'opencode_unauthorized',
+  'opencode_status',
+  'opencode_malformed',
+  'opencode_not_ready',
+  'invalid_request',
+  'review_link_failed',
+  'no_linked_session',
+  'no_assistant_text',
+  'handoff_timeout',
+  'handoff_failed',
+  'handoff_aborted',
+  'flow_cancelled',
+  'storage',
+  'internal',
+];
+
+describe('locales', () => {
+  it('en and de have exactly the same keys', () => {
+    expect(Object.keys(de).sort()).toEqual(Object.keys(en).sort());
+  });
+
+  it('every key has the same placeholders in both locales', () => {
+    for (const key of Object.keys(en) as (keyof typeof en)[]) {
+      expect({ key, placeholders: placeholdersOf(de[key]) }).toEqual({ key, placeholders: placeholdersOf(en[key]) });
+    }
+  });
+
+  it('no string is empty, and German is really translated', () => {
+    for (const [key, value] of Object.entries(de)) expect({ key, empty: value.trim() === '' }).toEqual({ key, empty: false });
+    const same = Object.keys(en).filter((k) => en[k as keyof typeof en] === de[k as keyof typeof de]);
+    // Names and symbols may stay as they are; everything else is translated.
+    expect(same.length).toBeLessThan(Object.keys(en).length * 0.1);
+  });
+
+  it('has a key for every backend error code, notice code and the seed strings', () => {
+    for (const code of ERROR_CODES) expect(en).toHaveProperty(`error.${code}`);
+    expect(en).toHaveProperty('error.unknown');
+    for (const key of [
+      'notice.transferSent.toImplementer',
+      'notice.transferSent.toReviewer',
+      'notice.reviewStarted',
+      'notice.reviewReused',
+      'notice.handoffFailed',
+    ]) {
+      expect(en).toHaveProperty(key);
+    }
+    expect(en['transfer.toImplementer']).toBe('Send review feedback to implementing agent');
+    expect(en['transfer.toReviewer']).toBe('Send implementation response to reviewing agent');
+    expect(en['command.handoffReview']).toBe('Hand off this work to a reviewing agent');
+  });
+});
+
+describe('t', () => {
+  it('interpolates {name} placeholders and leaves unknown ones', () => {
+    expect(interpolate('a {x} b {y}', { x: 1 })).toBe('a 1 b {y}');
+    setLocale('en');
+    expect(t('sidebar.noMatches', { query: 'foo' })).toBe('No sessions match “foo”.');
+  });
+
+  it('switches locale', () => {
+    setLocale('de');
+    expect(t('delete.confirm')).toBe('Löschen');
+    setLocale('en');
+    expect(t('delete.confirm')).toBe('Delete');
+  });
+
+  it('resolves the locale from settings, then the browser, then English', () => {
+    expect(resolveLocale('de', ['en-US'])).toBe('de');
+    expect(resolveLocale('', ['de-AT', 'en'])).toBe('de');
+    expect(resolveLocale('', ['fr-FR'])).toBe('en');
+    expect(resolveLocale('xx', ['fr'])).toBe('en');
+  });
+
+  it('localizes error codes with a fallback', () => {
+    setLocale('en');
+    expect(tError('not_found')).toBe('Not found.');
+    expect(tError('something_new')).toBe('Something went wrong.');
+  });
+
+  it('localizes notices, falling back to the English message when a key or param is missing', () => {
+    setLocale('de');
+    expect(tNotice('notice.reviewStarted', {}, 'Review started')).toBe(t('notice.reviewStarted'));
+    expect(tNotice('notice.handoffFailed', {}, 'Handoff failed: boom')).toBe('Handoff failed: boom');
+    expect(tNotice('notice.handoffFailed', { message: 'kaputt' }, 'x')).toContain('kaputt');
+    expect(tNotice('notice.unknownThing', {}, 'English text')).toBe('English text');
+    setLocale('en');
+  });
+});

@@ -1,0 +1,361 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Store } from '$lib/state/store.svelte';
+import type { Change } from '$lib/types/Change';
+import type { MessageWithParts } from '$lib/types/MessageWithParts';
+import type { Part } from '$lib/types/Part';
+import type { Session } from '$lib/types/Session';
+import type { Snapshot } from '$lib/types/Snapshot';
+import type { Stamped } from '$lib/types/Stamped';
+import type { TranscriptPage } from '$lib/types/TranscriptPage';
+
+function session(id: string, over: Partial<Session> = {}): Session {
+  return {
+    id,
+    slug: id,
+    projectID: 'p',
+    directory: '/home/dev/a',
+    title: `Session ${id}`,
+    time: { created: 1, updated: 1 },
+    ...over,
+  };
+}
+
+function snapshot(over: Partial<Snapshot> = {}): Snapshot {
+  return {
+    seq: 10,
+    connection: { state: 'ready', url: 'http://127.0.0.1:4096', version: '1.0.0', managed: true },
+    sessions: [session('s1'), session('s2')],
+    statuses: { s2: { type: 'busy' } },
+    settings: { theme: 'dark', locale: 'de', handoffTimeoutMs: 60_000 },
+    tabs: [],
+    flows: [],
+    ...over,
+  };
+}
+
+function part(id: string, messageId: string, text: string, over: Partial<Part> = {}): Part {
+  return { id, sessionID: 's1', messageID: messageId, type: 'text', text, synthetic: false, ignored: false, ...over };
+}
+
+function message(id: string, role: string, parts: Part[] = []): MessageWithParts {
+  return { info: { id, sessionID: 's1', role, time: { created: 1 } }, parts };
+}
+
+function page(seq: number, messages: MessageWithParts[], hasOlder = false): TranscriptPage {
+  return { seq, sessionId: 's1', messages, hasOlder };
+}
+
+const at = (seq: number, change: Change): Stamped => ({ seq, change });
+
+describe('store: snapshot', () => {
+  it('applies a snapshot', () => {
+    const store = new Store();
+    store.applySnapshot(snapshot());
+    expect(store.ready).toBe(true);
+    expect(store.seq).toBe(10);
+    expect([...store.sessions.keys()]).toEqual(['s1', 's2']);
+    expect(store.statusOf('s2')).toBe('busy');
+    expect(store.statusOf('s1')).toBe('idle');
+    expect(store.settings.theme).toBe('dark');
+    expect(store.connection.state).toBe('ready');
+  });
+
+  it('restores tabs and the active tab, deduplicated', () => {
+    const store = new Store();
+    const tab = { mode: 'chat' as const, dedupeKey: 'session:s1', label: 'One', sessionId: 's1' };
+    store.applySnapshot(snapshot({ tabs: [tab, { ...tab }], activeTab: 'session:s1' }));
+    expect(store.tabs).toHaveLength(1);
+    expect(store.activeTab).toBe('session:s1');
+  });
+
+  it('ignores changes not newer than the snapshot', () => {
+    const store = new Store();
+    store.applySnapshot(snapshot());
+    store.enqueue([
+      at(9, { type: 'sessionRemoved', sessionId: 's1' }),
+      at(10, { type: 'sessionUpserted', session: session('old') }),
+      at(11, { type: 'sessionUpserted', session: session('s3') }),
+    ]);
+    store.flush();
+    expect(store.sessions.has('s1')).toBe(true);
+    expect(store.sessions.has('old')).toBe(false);
+    expect(store.sessions.has('s3')).toBe(true);
+    expect(store.seq).toBe(11);
+  });
+
+  it('drops duplicate changes and applies out-of-order batches in seq order', () => {
+    const store = new Store();
+    store.applySnapshot(snapshot());
+    store.enqueue([
+      at(13, { type: 'status', sessionId: 's1', status: { type: 'idle' } }),
+      at(12, { type: 'status', sessionId: 's1', status: { type: 'busy' } }),
+      at(12, { type: 'status', sessionId: 's1', status: { type: 'busy' } }),
+    ]);
+    store.flush();
+    expect(store.statusOf('s1')).toBe('idle');
+  });
+
+  it('sessionsReset replaces sessions and clears statuses not listed (no stuck busy)', () => {
+    const store = new Store();
+    store.applySnapshot(snapshot());
+    expect(store.statusOf('s2')).toBe('busy');
+    store.enqueue([at(11, { type: 'sessionsReset', sessions: [session('s2'), session('s4')], statuses: {} })]);
+    store.flush();
+    expect([...store.sessions.keys()].sort()).toEqual(['s2', 's4']);
+    expect(store.statusOf('s2')).toBe('idle');
+  });
+
+  it('replays changes that raced a snapshot fetch', () => {
+    const store = new Store();
+    store.beginFetch();
+    // Arrives while the snapshot request is in flight, and is newer than the snapshot.
+    store.enqueue([at(11, { type: 'sessionUpserted', session: session('s9') })]);
+    store.flush();
+    store.applySnapshot(snapshot({ seq: 10 }));
+    store.endFetch();
+    expect(store.sessions.has('s9')).toBe(true);
+  });
+
+  it('accepts a restarted backend after resetSequences', () => {
+    const store = new Store();
+    const notices: string[] = [];
+    store.hooks = { onNotice: (n) => notices.push(n.code) };
+    store.applySnapshot(snapshot({ seq: 500 }));
+    store.enqueue([at(501, { type: 'notice', notice: { level: 'info', code: 'a', params: {}, message: 'a' } })]);
+    store.flush();
+    store.resetSequences();
+    store.beginFetch();
+    store.enqueue([at(3, { type: 'notice', notice: { level: 'info', code: 'b', params: {}, message: 'b' } })]);
+    store.enqueue([at(4, { type: 'sessionUpserted', session: session('fresh') })]);
+    store.flush();
+    store.applySnapshot(snapshot({ seq: 2 }));
+    store.endFetch();
+    expect(notices).toEqual(['a', 'b']);
+    expect(store.sessions.has('fresh')).toBe(true);
+    expect(store.seq).toBe(4);
+  });
+
+  it('routes notices to the hook once per seq, and OpenTab opens or focuses a tab', () => {
+    const store = new Store();
+    const notices: string[] = [];
+    let tabsChanged = 0;
+    store.hooks = { onNotice: (n) => notices.push(n.code), onTabsChanged: () => tabsChanged++ };
+    store.applySnapshot(snapshot());
+    const tab = { mode: 'chat' as const, dedupeKey: 'session:s2', label: 'Review', sessionId: 's2' };
+    const notice = { level: 'success' as const, code: 'notice.reviewStarted', params: {}, message: 'Review started' };
+    store.enqueue([at(11, { type: 'notice', notice }), at(11, { type: 'notice', notice }), at(12, { type: 'openTab', tab })]);
+    store.flush();
+    store.enqueue([at(13, { type: 'openTab', tab })]);
+    store.flush();
+    expect(notices).toEqual(['notice.reviewStarted']);
+    expect(store.tabs.map((t) => t.dedupeKey)).toEqual(['session:s2']);
+    expect(store.activeTab).toBe('session:s2');
+    expect(tabsChanged).toBe(2);
+  });
+
+  it('tracks flows and when they ended', () => {
+    let now = 1000;
+    const store = new Store(() => now);
+    store.applySnapshot(snapshot());
+    const flow = { id: 'f1', sessionId: 's1', step: 'waitingForHandoff' as const, startedAt: 0, streamedChars: 5, reused: false };
+    store.enqueue([at(11, { type: 'flow', flow })]);
+    store.flush();
+    expect(store.flows.get('f1')?.endedAt).toBeNull();
+    now = 2000;
+    store.enqueue([at(12, { type: 'flow', flow: { ...flow, step: 'done' } })]);
+    store.flush();
+    expect(store.flows.get('f1')?.endedAt).toBe(2000);
+  });
+
+  it('marks flows that had already ended in a snapshot as ended long ago', () => {
+    const store = new Store(() => 5000);
+    const done = { id: 'f2', sessionId: 's1', step: 'done' as const, startedAt: 0, streamedChars: 0, reused: false };
+    const running = { ...done, id: 'f3', step: 'sendingReview' as const };
+    store.applySnapshot(snapshot({ flows: [done, running] }));
+    expect(store.flows.get('f2')?.endedAt).toBe(0);
+    expect(store.flows.get('f3')?.endedAt).toBeNull();
+  });
+});
+
+describe('store: transcripts', () => {
+  let store: Store;
+  beforeEach(() => {
+    store = new Store();
+    store.applySnapshot(snapshot());
+  });
+
+  it('applies a page and then streamed deltas in place', () => {
+    store.transcript('s1');
+    store.applyPage(page(20, [message('m1', 'user', [part('p1', 'm1', 'hi')]), message('m2', 'assistant', [part('p2', 'm2', 'Hel')])]));
+    const t = store.transcripts.get('s1')!;
+    const m2 = t.message('m2')!;
+    const p2 = m2.part('p2')!;
+    const messagesBefore = t.messages;
+    const partsBefore = m2.parts;
+
+    store.enqueue([
+      at(21, { type: 'partDelta', sessionId: 's1', messageId: 'm2', partId: 'p2', field: 'text', delta: 'lo' }),
+      at(22, { type: 'partDelta', sessionId: 's1', messageId: 'm2', partId: 'p2', field: 'text', delta: ', world' }),
+    ]);
+    store.flush();
+
+    expect(p2.text).toBe('Hello, world');
+    // No copies: the message list and the part list are the same arrays, the part the same object.
+    expect(t.messages).toBe(messagesBefore);
+    expect(m2.parts).toBe(partsBefore);
+    expect(m2.part('p2')).toBe(p2);
+  });
+
+  it('ignores transcript changes not newer than the page', () => {
+    store.transcript('s1');
+    store.applyPage(page(20, [message('m2', 'assistant', [part('p2', 'm2', 'Hello')])]));
+    store.enqueue([
+      at(19, { type: 'partDelta', sessionId: 's1', messageId: 'm2', partId: 'p2', field: 'text', delta: ' stale' }),
+      at(20, { type: 'partDelta', sessionId: 's1', messageId: 'm2', partId: 'p2', field: 'text', delta: ' included' }),
+      at(21, { type: 'partDelta', sessionId: 's1', messageId: 'm2', partId: 'p2', field: 'text', delta: '!' }),
+    ]);
+    store.flush();
+    expect(store.transcripts.get('s1')!.message('m2')!.part('p2')!.text).toBe('Hello!');
+  });
+
+  it('tracks the page seq per session (one transcript does not filter another)', () => {
+    store.transcript('s1');
+    store.applyPage(page(50, [message('m1', 'assistant', [part('p1', 'm1', 'a')])]));
+    store.transcript('s2');
+    store.applyPage({ seq: 5, sessionId: 's2', hasOlder: false, messages: [] });
+    store.enqueue([
+      at(30, {
+        type: 'messageUpserted',
+        info: { id: 'x1', sessionID: 's2', role: 'assistant', time: { created: 1 } },
+      }),
+    ]);
+    store.flush();
+    expect(store.transcripts.get('s2')!.messages.map((m) => m.id)).toEqual(['x1']);
+  });
+
+  it('replays transcript changes that raced the page fetch', () => {
+    store.transcript('s1');
+    store.beginFetch();
+    store.enqueue([at(21, { type: 'partDelta', sessionId: 's1', messageId: 'm2', partId: 'p2', field: 'text', delta: ' there' })]);
+    store.flush(); // not loaded yet: nothing to apply to, but logged
+    store.applyPage(page(20, [message('m2', 'assistant', [part('p2', 'm2', 'Hi')])]));
+    store.endFetch();
+    expect(store.transcripts.get('s1')!.message('m2')!.part('p2')!.text).toBe('Hi there');
+  });
+
+  it('upserts and removes messages and parts, keeping id order', () => {
+    store.transcript('s1');
+    store.applyPage(page(1, [message('m2', 'user'), message('m4', 'assistant')]));
+    store.enqueue([
+      at(2, { type: 'messageUpserted', info: { id: 'm3', sessionID: 's1', role: 'assistant', time: { created: 2 } } }),
+      at(3, { type: 'messageUpserted', info: { id: 'm5', sessionID: 's1', role: 'user', time: { created: 3 } } }),
+      at(4, { type: 'partUpserted', part: part('pb', 'm5', 'second') }),
+      at(5, { type: 'partUpserted', part: part('pa', 'm5', 'first') }),
+      at(6, { type: 'messageRemoved', sessionId: 's1', messageId: 'm2' }),
+    ]);
+    store.flush();
+    const t = store.transcripts.get('s1')!;
+    expect(t.messages.map((m) => m.id)).toEqual(['m3', 'm4', 'm5']);
+    expect(t.message('m5')!.parts.map((p) => p.id)).toEqual(['pa', 'pb']);
+    store.enqueue([at(7, { type: 'partRemoved', sessionId: 's1', messageId: 'm5', partId: 'pa' })]);
+    store.flush();
+    expect(t.message('m5')!.parts.map((p) => p.id)).toEqual(['pb']);
+    expect(t.lastUserMessage()?.id).toBe('m5');
+  });
+
+  it('a delta for an unknown part creates it (header may come later)', () => {
+    store.transcript('s1');
+    store.applyPage(page(1, []));
+    store.enqueue([at(2, { type: 'partDelta', sessionId: 's1', messageId: 'm9', partId: 'p9', field: 'text', delta: 'x' })]);
+    store.flush();
+    expect(store.transcripts.get('s1')!.message('m9')!.part('p9')!.text).toBe('x');
+  });
+
+  it('transcriptReset replaces the window and keeps surviving objects', () => {
+    store.transcript('s1');
+    store.applyPage(page(1, [message('m1', 'user', [part('p1', 'm1', 'a')]), message('m2', 'assistant')]));
+    const m1 = store.transcripts.get('s1')!.message('m1');
+    store.enqueue([at(5, { type: 'transcriptReset', page: page(5, [message('m1', 'user', [part('p1', 'm1', 'a')]), message('m3', 'assistant')]) })]);
+    store.flush();
+    const t = store.transcripts.get('s1')!;
+    expect(t.messages.map((m) => m.id)).toEqual(['m1', 'm3']);
+    expect(t.message('m1')).toBe(m1);
+  });
+
+  it('loadOlder pages (the whole window) prepend without replacing loaded messages', () => {
+    store.transcript('s1');
+    store.applyPage(page(10, [message('m5', 'user'), message('m6', 'assistant')], true));
+    const t = store.transcripts.get('s1')!;
+    const m5 = t.message('m5');
+    store.applyPage(page(10, [message('m3', 'user'), message('m4', 'assistant'), message('m5', 'user'), message('m6', 'assistant')], false));
+    expect(t.messages.map((m) => m.id)).toEqual(['m3', 'm4', 'm5', 'm6']);
+    expect(t.message('m5')).toBe(m5);
+    expect(t.hasOlder).toBe(false);
+  });
+
+  it('ignores changes for transcripts that are not open', () => {
+    store.enqueue([at(11, { type: 'partDelta', sessionId: 'nope', messageId: 'm', partId: 'p', field: 'text', delta: 'x' })]);
+    store.flush();
+    expect(store.transcripts.has('nope')).toBe(false);
+  });
+});
+
+describe('store: batching', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+    vi.unstubAllGlobals();
+  });
+
+  it('applies queued changes once per animation frame', () => {
+    const frames: FrameRequestCallback[] = [];
+    vi.stubGlobal('requestAnimationFrame', (cb: FrameRequestCallback) => {
+      frames.push(cb);
+      return frames.length;
+    });
+    vi.stubGlobal('cancelAnimationFrame', () => undefined);
+    const store = new Store();
+    store.applySnapshot(snapshot());
+    store.enqueue([at(11, { type: 'sessionUpserted', session: session('a') })]);
+    store.enqueue([at(12, { type: 'sessionUpserted', session: session('b') })]);
+    store.enqueue([at(13, { type: 'sessionUpserted', session: session('c') })]);
+    expect(store.sessions.has('a')).toBe(false);
+    expect(store.pending).toBe(3);
+    expect(frames).toHaveLength(1);
+    frames[0](0);
+    expect(store.pending).toBe(0);
+    expect(['a', 'b', 'c'].every((id) => store.sessions.has(id))).toBe(true);
+    expect(store.flushes).toBe(1);
+  });
+
+  it('falls back to a timer when the window is hidden', () => {
+    vi.useFakeTimers();
+    const raf = vi.fn();
+    vi.stubGlobal('requestAnimationFrame', raf);
+    const hidden = vi.spyOn(document, 'hidden', 'get').mockReturnValue(true);
+    const store = new Store();
+    store.applySnapshot(snapshot());
+    store.enqueue([at(11, { type: 'sessionUpserted', session: session('a') })]);
+    expect(raf).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(60);
+    expect(store.sessions.has('a')).toBe(true);
+    hidden.mockRestore();
+  });
+
+  it('streams 100k deltas quickly with no per-delta transcript copies', () => {
+    const store = new Store();
+    store.applySnapshot(snapshot());
+    store.transcript('s1');
+    store.applyPage(page(10, [message('m1', 'assistant', [part('p1', 'm1', '')])]));
+    const batch: Stamped[] = [];
+    for (let i = 0; i < 100_000; i++) {
+      batch.push(at(11 + i, { type: 'partDelta', sessionId: 's1', messageId: 'm1', partId: 'p1', field: 'text', delta: 'ab' }));
+    }
+    const start = performance.now();
+    store.enqueue(batch);
+    store.flush();
+    const ms = performance.now() - start;
+    expect(store.transcripts.get('s1')!.message('m1')!.part('p1')!.text.length).toBe(200_000);
+    // A loose bound (shared CI machines are slow); it catches per-delta copying, not jitter.
+    expect(ms).toBeLessThan(10_000);
+  });
+});
