@@ -101,7 +101,7 @@ impl Flow {
                 self.core.notice(
                     NoticeLevel::Error,
                     "notice.handoffFailed",
-                    &[("code", e.code())],
+                    &[("code", e.code()), ("message", &e.to_string())],
                     format!("Review handoff failed: {e}"),
                 );
             }

@@ -4,7 +4,7 @@
 use crosscheck_opencode::{MessageWithParts, PromptRequest, TextPartInput, ids};
 
 use super::handoff::current_choice;
-use crate::api_types::{NoticeLevel, TransferDirection, TransferResult};
+use crate::api_types::{TransferDirection, TransferResult};
 use crate::core::Core;
 use crate::error::{Error, Result};
 use crate::metadata::{get_original_session_id, get_review_session_id, is_review_session};
@@ -76,16 +76,6 @@ pub async fn transfer(core: &Core, session_id: &str, message_id: &str) -> Result
             Tab::session(&target.id, &target.directory, &target.title),
         )?;
     }
-    let code = match direction {
-        TransferDirection::ToImplementer => "notice.transferSent.toImplementer",
-        TransferDirection::ToReviewer => "notice.transferSent.toReviewer",
-    };
-    core.notice(
-        NoticeLevel::Success,
-        code,
-        &[("title", &target.title)],
-        format!("Sent to {}", target.title),
-    );
     Ok(TransferResult {
         target_session_id: target.id,
         direction,
