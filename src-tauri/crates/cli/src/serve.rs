@@ -1,0 +1,142 @@
+//! `crosscheck serve`: starts the core against an OpenCode server and serves web mode.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crosscheck_core::{Api, Core, CoreOptions, launch::opencode_target};
+
+/// Options of `crosscheck serve`.
+#[derive(clap::Args, Debug)]
+pub struct ServeArgs {
+    /// Address to listen on; loopback only.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: IpAddr,
+    /// Port; 0 picks a free one.
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Attach to this OpenCode server instead of starting one.
+    #[arg(long, env = "CROSSCHECK_OPENCODE_URL")]
+    opencode: Option<String>,
+    /// Folder with the built UI.
+    #[arg(long, env = "CROSSCHECK_UI_DIR")]
+    ui_dir: Option<PathBuf>,
+}
+
+/// Runs web mode until interrupted.
+pub fn run(args: ServeArgs) -> ExitCode {
+    init_logging();
+    if !args.host.is_loopback() {
+        eprintln!(
+            "crosscheck: refusing to listen on {}: web mode serves loopback only",
+            args.host
+        );
+        return ExitCode::from(2);
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("crosscheck: cannot start: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(serve(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("crosscheck: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CROSSCHECK_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+async fn serve(args: ServeArgs) -> Result<(), String> {
+    let ui_dir = args.ui_dir.or_else(find_ui_dir).ok_or(
+        "the UI is not built: pass --ui-dir or set CROSSCHECK_UI_DIR to the folder holding index.html (`make ui` builds it)",
+    )?;
+    let target = opencode_target(args.opencode);
+    let core = Core::start(CoreOptions {
+        target,
+        database: crosscheck_review::paths::database_path(),
+    })
+    .map_err(|e| e.to_string())?;
+    let token = crosscheck_web::random_token();
+    let options = crosscheck_web::ServeOptions {
+        addr: SocketAddr::new(args.host, args.port),
+        ui_dir,
+        token: token.clone(),
+    };
+    let running = crosscheck_web::serve(Api::new(core.clone()), options)
+        .await
+        .map_err(|e| e.to_string())?;
+    println!(
+        "Crosscheck listening on http://{}/?token={token}",
+        running.addr
+    );
+    let outcome = tokio::select! {
+        r = running.task => match r {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(e) => Err(e.to_string()),
+        },
+        _ = shutdown_signal() => Ok(()),
+    };
+    core.shutdown().await;
+    outcome
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = ctrl_c => {},
+                    _ = term.recv() => {},
+                }
+            }
+            Err(_) => {
+                let _ = ctrl_c.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}
+
+/// The built UI: next to an installed binary (`../share/crosscheck/ui`), or `ui/dist` in an
+/// ancestor of the executable (a source checkout).
+fn find_ui_dir() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?;
+    let installed = dir.join("../share/crosscheck/ui");
+    if installed.join("index.html").is_file() {
+        return Some(installed);
+    }
+    let from_exe = dir
+        .ancestors()
+        .map(|a| a.join("ui/dist"))
+        .find(|d| d.join("index.html").is_file());
+    let from_cwd = || {
+        std::env::current_dir()
+            .ok()?
+            .ancestors()
+            .map(|a| a.join("ui/dist"))
+            .find(|d| d.join("index.html").is_file())
+    };
+    from_exe.or_else(from_cwd)
+}

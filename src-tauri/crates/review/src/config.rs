@@ -1,0 +1,496 @@
+//! The review config: `<config_dir>/review.json`, overridden per project by
+//! `<cwd>/.crosscheck/review.json`.
+//!
+//! Every field is optional; missing fields keep their defaults (project file over user file
+//! over built-in defaults, field by field; `providers` merge by name). Unknown keys are
+//! rejected with an error that names the file and the key.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::paths::CONFIG_FILE;
+use crate::rank::{RankRule, default_ranks, glob_match, normalize_model_id};
+
+/// Default base timeout for one reviewer call.
+pub const DEFAULT_REVIEW_TIMEOUT_MS: u64 = 90_000;
+/// Default extra timeout per 1000 characters sent (timeouts grow with input size).
+pub const DEFAULT_TIMEOUT_MS_PER_1000_CHARS: u64 = 500;
+/// Default `max_tokens` of a reviewer call.
+pub const DEFAULT_MAX_TOKENS: u32 = 4096;
+/// Default size limit of the text sent to the reviewer, in characters.
+pub const DEFAULT_MAX_INPUT_CHARS: usize = 60_000;
+/// Default floor model: a Sonnet.
+pub const DEFAULT_FLOOR_MODEL: &str = "claude-sonnet-4-5";
+/// Default ledger bound: the oldest rows beyond this are pruned.
+pub const DEFAULT_LEDGER_MAX_ROWS: u64 = 5000;
+/// Default `anthropic-version` header.
+pub const DEFAULT_ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// Where the environment comes from (the process, or a fixed map in tests and embedders).
+#[derive(Debug, Clone, Default)]
+pub enum Env {
+    /// `std::env::var`.
+    #[default]
+    Process,
+    /// A fixed map; variables absent from it are unset.
+    Map(BTreeMap<String, String>),
+}
+
+impl Env {
+    /// A variable's value, treating empty as unset.
+    pub fn get(&self, name: &str) -> Option<String> {
+        let value = match self {
+            Self::Process => std::env::var(name).ok(),
+            Self::Map(map) => map.get(name).cloned(),
+        };
+        value.filter(|v| !v.trim().is_empty())
+    }
+}
+
+/// The wire protocol a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ProviderKind {
+    /// Anthropic Messages: `POST {baseUrl}/v1/messages`, `x-api-key`, `anthropic-version`.
+    Anthropic,
+    /// OpenAI-compatible chat completions: `POST {baseUrl}/chat/completions`, bearer auth.
+    /// The base URL includes the version segment (`https://api.openai.com/v1`), as
+    /// `OPENAI_BASE_URL` conventionally does.
+    Openai,
+}
+
+/// One provider entry of the config.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProviderConfig {
+    /// Wire protocol.
+    pub kind: ProviderKind,
+    /// Base URL; wins over `baseUrlEnv`.
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// Environment variable holding the base URL.
+    #[serde(default)]
+    pub base_url_env: Option<String>,
+    /// API key; wins over `apiKeyEnv`.
+    #[serde(default)]
+    pub api_key: Option<String>,
+    /// Environment variable holding the API key.
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// `anthropic-version` header (Anthropic only).
+    #[serde(default)]
+    pub anthropic_version: Option<String>,
+    /// Name of the max-tokens field (OpenAI-compatible only): `max_tokens` (default) or
+    /// `max_completion_tokens`.
+    #[serde(default)]
+    pub max_tokens_field: Option<String>,
+    /// Extra request headers.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+}
+
+impl ProviderConfig {
+    fn default_url(&self) -> &'static str {
+        match self.kind {
+            ProviderKind::Anthropic => "https://api.anthropic.com",
+            ProviderKind::Openai => "https://api.openai.com/v1",
+        }
+    }
+}
+
+/// Sends reviewer ids matching `pattern` (a `*` glob on the normalised id) to `provider`,
+/// optionally under another model id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Route {
+    /// Glob on the normalised model id.
+    pub pattern: String,
+    /// Name of a provider in `providers`.
+    pub provider: String,
+    /// Model id to send instead of the reviewer id.
+    #[serde(default)]
+    pub model: Option<String>,
+}
+
+/// The effective config.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Config {
+    /// Base timeout of one reviewer call (`reviewTimeoutMs`).
+    pub review_timeout_ms: u64,
+    /// Extra timeout per 1000 characters sent (`reviewTimeoutMsPer1000Chars`).
+    #[serde(rename = "reviewTimeoutMsPer1000Chars")]
+    pub review_timeout_ms_per_1000_chars: u64,
+    /// `max_tokens` of a reviewer call.
+    pub max_tokens: u32,
+    /// Size limit of the text sent, in characters; longer text is cut with a visible marker.
+    pub max_input_chars: usize,
+    /// The floor model.
+    pub floor_model: String,
+    /// Rank table: first matching pattern wins; unknown ids rank below the floor.
+    pub ranks: Vec<RankRule>,
+    /// Providers by name; `anthropic` and `openai` are built in.
+    pub providers: BTreeMap<String, ProviderConfig>,
+    /// Routes from reviewer ids to providers, tried in order before the built-in rule
+    /// (`claude-*` → `anthropic`, everything else → `openai`).
+    pub routes: Vec<Route>,
+    /// Ledger bound.
+    pub ledger_max_rows: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let mut providers = BTreeMap::new();
+        providers.insert(
+            "anthropic".to_owned(),
+            ProviderConfig {
+                kind: ProviderKind::Anthropic,
+                base_url: None,
+                base_url_env: Some("ANTHROPIC_BASE_URL".into()),
+                api_key: None,
+                api_key_env: Some("ANTHROPIC_API_KEY".into()),
+                anthropic_version: None,
+                max_tokens_field: None,
+                headers: BTreeMap::new(),
+            },
+        );
+        providers.insert(
+            "openai".to_owned(),
+            ProviderConfig {
+                kind: ProviderKind::Openai,
+                base_url: None,
+                base_url_env: Some("OPENAI_BASE_URL".into()),
+                api_key: None,
+                api_key_env: Some("OPENAI_API_KEY".into()),
+                anthropic_version: None,
+                max_tokens_field: None,
+                headers: BTreeMap::new(),
+            },
+        );
+        Self {
+            review_timeout_ms: DEFAULT_REVIEW_TIMEOUT_MS,
+            review_timeout_ms_per_1000_chars: DEFAULT_TIMEOUT_MS_PER_1000_CHARS,
+            max_tokens: DEFAULT_MAX_TOKENS,
+            max_input_chars: DEFAULT_MAX_INPUT_CHARS,
+            floor_model: DEFAULT_FLOOR_MODEL.to_owned(),
+            ranks: default_ranks(),
+            providers,
+            routes: Vec::new(),
+            ledger_max_rows: DEFAULT_LEDGER_MAX_ROWS,
+        }
+    }
+}
+
+/// The on-disk shape: every field optional, unknown keys rejected.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ConfigFile {
+    #[serde(rename = "$schema")]
+    _schema: Option<String>,
+    review_timeout_ms: Option<u64>,
+    #[serde(rename = "reviewTimeoutMsPer1000Chars")]
+    review_timeout_ms_per_1000_chars: Option<u64>,
+    max_tokens: Option<u32>,
+    max_input_chars: Option<usize>,
+    floor_model: Option<String>,
+    ranks: Option<Vec<RankRule>>,
+    providers: Option<BTreeMap<String, ProviderConfig>>,
+    routes: Option<Vec<Route>>,
+    ledger_max_rows: Option<u64>,
+}
+
+/// A provider ready to call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedProvider {
+    /// The provider's name in the config.
+    pub name: String,
+    /// Wire protocol.
+    pub kind: ProviderKind,
+    /// Base URL without a trailing slash.
+    pub base_url: String,
+    /// Whether the base URL is the vendor's default (a missing key is then an auth failure).
+    pub default_url: bool,
+    /// API key, if any.
+    pub api_key: Option<String>,
+    /// `anthropic-version` header value.
+    pub anthropic_version: String,
+    /// Name of the max-tokens field.
+    pub max_tokens_field: String,
+    /// Extra headers.
+    pub headers: BTreeMap<String, String>,
+    /// The model id to send.
+    pub model: String,
+}
+
+impl Config {
+    /// Loads `<config_dir>/review.json` and then `<cwd>/.crosscheck/review.json` over the
+    /// defaults. Absent files are fine; unreadable or invalid ones are an [`Error::Config`].
+    pub fn load(config_dir: &Path, cwd: Option<&Path>) -> Result<Self> {
+        let mut config = Self::default();
+        config.apply_file(&config_dir.join(CONFIG_FILE))?;
+        if let Some(cwd) = cwd {
+            config.apply_file(&cwd.join(".crosscheck").join(CONFIG_FILE))?;
+        }
+        Ok(config)
+    }
+
+    /// Parses one config file's text over `self` (exposed for tests and the app's editor).
+    pub fn apply_json(&mut self, path: &Path, text: &str) -> Result<()> {
+        let file: ConfigFile = serde_json::from_str(text).map_err(|e| Error::Config {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        let bad = |message: String| Error::Config {
+            path: path.to_owned(),
+            message,
+        };
+        if let Some(v) = file.review_timeout_ms {
+            if v == 0 {
+                return Err(bad("reviewTimeoutMs must be greater than 0".into()));
+            }
+            self.review_timeout_ms = v;
+        }
+        if let Some(v) = file.review_timeout_ms_per_1000_chars {
+            self.review_timeout_ms_per_1000_chars = v;
+        }
+        if let Some(v) = file.max_tokens {
+            if v == 0 {
+                return Err(bad("maxTokens must be greater than 0".into()));
+            }
+            self.max_tokens = v;
+        }
+        if let Some(v) = file.max_input_chars {
+            if v == 0 {
+                return Err(bad("maxInputChars must be greater than 0".into()));
+            }
+            self.max_input_chars = v;
+        }
+        if let Some(v) = file.floor_model {
+            if v.trim().is_empty() {
+                return Err(bad("floorModel must not be empty".into()));
+            }
+            self.floor_model = v;
+        }
+        if let Some(v) = file.ranks {
+            self.ranks = v;
+        }
+        if let Some(v) = file.providers {
+            self.providers.extend(v);
+        }
+        if let Some(v) = file.routes {
+            self.routes = v;
+        }
+        if let Some(v) = file.ledger_max_rows {
+            if v == 0 {
+                return Err(bad("ledgerMaxRows must be greater than 0".into()));
+            }
+            self.ledger_max_rows = v;
+        }
+        for route in &self.routes {
+            if !self.providers.contains_key(&route.provider) {
+                return Err(bad(format!(
+                    "route `{}` names provider `{}`, which is not in `providers`",
+                    route.pattern, route.provider
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_file(&mut self, path: &Path) -> Result<()> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => self.apply_json(path, &text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Error::Config {
+                path: PathBuf::from(path),
+                message: e.to_string(),
+            }),
+        }
+    }
+
+    /// Timeout for one call that sends `chars` characters: the base plus the per-size part.
+    pub fn timeout_for(&self, chars: usize) -> std::time::Duration {
+        let extra = (chars as u64 / 1000).saturating_mul(self.review_timeout_ms_per_1000_chars);
+        std::time::Duration::from_millis(self.review_timeout_ms.saturating_add(extra))
+    }
+
+    /// The longest a single call may take under this config.
+    pub fn max_timeout(&self) -> std::time::Duration {
+        self.timeout_for(self.max_input_chars + 4000)
+    }
+
+    /// Picks the provider and wire model id for a reviewer id: the first matching route,
+    /// else `claude-*` → `anthropic`, else `openai`.
+    pub fn resolve_provider(
+        &self,
+        reviewer: &str,
+        env: &Env,
+    ) -> std::result::Result<ResolvedProvider, String> {
+        let normalized = normalize_model_id(reviewer);
+        let route = self
+            .routes
+            .iter()
+            .find(|r| glob_match(&r.pattern.to_ascii_lowercase(), &normalized));
+        let name = match route {
+            Some(r) => r.provider.clone(),
+            None if normalized.starts_with("claude") => "anthropic".to_owned(),
+            None => "openai".to_owned(),
+        };
+        let provider = self
+            .providers
+            .get(&name)
+            .ok_or_else(|| format!("no provider `{name}` in the review config"))?;
+        let env_url = provider.base_url_env.as_deref().and_then(|n| env.get(n));
+        let (base_url, default_url) = match (&provider.base_url, env_url) {
+            (Some(url), _) => (url.clone(), false),
+            (None, Some(url)) => (url, false),
+            (None, None) => (provider.default_url().to_owned(), true),
+        };
+        let api_key = provider
+            .api_key
+            .clone()
+            .filter(|k| !k.trim().is_empty())
+            .or_else(|| provider.api_key_env.as_deref().and_then(|n| env.get(n)));
+        let model = match route.and_then(|r| r.model.clone()) {
+            Some(m) => m,
+            None => match provider.kind {
+                ProviderKind::Anthropic => crate::rank::anthropic_wire_id(reviewer),
+                ProviderKind::Openai => reviewer.trim().to_owned(),
+            },
+        };
+        Ok(ResolvedProvider {
+            name,
+            kind: provider.kind,
+            base_url: base_url.trim().trim_end_matches('/').to_owned(),
+            default_url,
+            api_key,
+            anthropic_version: provider
+                .anthropic_version
+                .clone()
+                .unwrap_or_else(|| DEFAULT_ANTHROPIC_VERSION.to_owned()),
+            max_tokens_field: provider
+                .max_tokens_field
+                .clone()
+                .unwrap_or_else(|| "max_tokens".to_owned()),
+            headers: provider.headers.clone(),
+            model,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_fields_keep_defaults_and_unknown_keys_name_file_and_key() {
+        let mut config = Config::default();
+        config
+            .apply_json(Path::new("/x/review.json"), r#"{"reviewTimeoutMs": 5}"#)
+            .unwrap();
+        assert_eq!(config.review_timeout_ms, 5);
+        assert_eq!(config.max_tokens, DEFAULT_MAX_TOKENS);
+        let err = config
+            .apply_json(Path::new("/x/review.json"), r#"{"reviewTimeoutMS": 5}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("/x/review.json"), "{err}");
+        assert!(err.contains("reviewTimeoutMS"), "{err}");
+        let err = config
+            .apply_json(
+                Path::new("/y/review.json"),
+                r#"{"providers": {"p": {"kind": "openai", "apiKey": "k", "bogus": 1}}}"#,
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("/y/review.json") && err.contains("bogus"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn project_file_overrides_user_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("user");
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(&user).unwrap();
+        std::fs::create_dir_all(project.join(".crosscheck")).unwrap();
+        std::fs::write(
+            user.join(CONFIG_FILE),
+            r#"{"maxTokens": 100, "floorModel": "claude-opus-4-1"}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            project.join(".crosscheck").join(CONFIG_FILE),
+            r#"{"maxTokens": 200}"#,
+        )
+        .unwrap();
+        let config = Config::load(&user, Some(&project)).unwrap();
+        assert_eq!(config.max_tokens, 200);
+        assert_eq!(config.floor_model, "claude-opus-4-1");
+        std::fs::write(project.join(".crosscheck").join(CONFIG_FILE), "{not json").unwrap();
+        let err = Config::load(&user, Some(&project)).unwrap_err().to_string();
+        assert!(err.contains(".crosscheck"), "{err}");
+    }
+
+    #[test]
+    fn provider_comes_from_the_reviewer_id_and_env() {
+        let config = Config::default();
+        let env = Env::Map(BTreeMap::from([
+            ("ANTHROPIC_API_KEY".to_owned(), "ak".to_owned()),
+            ("ANTHROPIC_BASE_URL".to_owned(), "http://a.test/".to_owned()),
+            ("OPENAI_BASE_URL".to_owned(), "http://o.test/v1".to_owned()),
+        ]));
+        let a = config
+            .resolve_provider("anthropic/claude-sonnet-4.5", &env)
+            .unwrap();
+        assert_eq!(a.kind, ProviderKind::Anthropic);
+        assert_eq!(a.base_url, "http://a.test");
+        assert_eq!(a.api_key.as_deref(), Some("ak"));
+        assert_eq!(a.model, "claude-sonnet-4-5");
+        let o = config.resolve_provider("gpt-5-mini", &env).unwrap();
+        assert_eq!(o.kind, ProviderKind::Openai);
+        assert_eq!(o.base_url, "http://o.test/v1");
+        assert_eq!(o.api_key, None);
+        assert_eq!(o.model, "gpt-5-mini");
+        let d = config
+            .resolve_provider("gpt-5", &Env::Map(BTreeMap::new()))
+            .unwrap();
+        assert!(d.default_url);
+    }
+
+    #[test]
+    fn routes_must_name_known_providers_and_win_over_the_builtin_rule() {
+        let mut config = Config::default();
+        let err = config
+            .apply_json(
+                Path::new("r.json"),
+                r#"{"routes": [{"pattern": "*", "provider": "nope"}]}"#,
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("nope"), "{err}");
+        let mut config = Config::default();
+        config
+            .apply_json(
+                Path::new("r.json"),
+                r#"{"routes": [{"pattern": "claude-*", "provider": "openai", "model": "router/claude"}]}"#,
+            )
+            .unwrap();
+        let p = config
+            .resolve_provider("claude-sonnet-4-5", &Env::Map(BTreeMap::new()))
+            .unwrap();
+        assert_eq!(p.kind, ProviderKind::Openai);
+        assert_eq!(p.model, "router/claude");
+    }
+
+    #[test]
+    fn timeouts_grow_with_input_size() {
+        let config = Config::default();
+        assert!(config.timeout_for(50_000) > config.timeout_for(1_000));
+    }
+}

@@ -1,0 +1,467 @@
+//! The engine: cadence over the ledger, the reviewer call, the decision.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use crate::config::{Config, Env};
+use crate::error::Result;
+use crate::ledger::{ClaimInfo, ClaimRules, Claimed, Ledger, Record, now_ms};
+use crate::log::{DoneFields, Logger};
+use crate::prompt::{REPAIR_INSTRUCTION, UserMessage, system_prompt, user_message};
+use crate::provider::{CallFailure, CallSpec, Role, build_client, call};
+use crate::rank::{ReviewerChoice, choose_reviewer};
+use crate::types::{
+    Action, Cadence, LedgerEntry, ReviewDecision, ReviewKind, ReviewRequest, ReviewStatus,
+};
+use crate::verdict::{ParsedReply, Verdict, parse_reply};
+
+/// Reviews that could not run before a key proceeds unreviewed: attempt 1 blocks, attempt 2
+/// (if the reviewer is still unreachable) proceeds.
+pub const MAX_UNREVIEWED_ATTEMPTS: u32 = 2;
+
+/// First line of every pause the gate shows.
+pub fn pause_heading(kind: ReviewKind) -> String {
+    format!(
+        "Automated cold review (Crosscheck) paused this {}:",
+        kind.noun()
+    )
+}
+
+/// What the author is told to do after a pause.
+pub fn pause_trailer(kind: ReviewKind) -> &'static str {
+    match kind {
+        ReviewKind::Plan => {
+            "Address material findings by editing the draft, then try again. An unchanged draft proceeds to the human."
+        }
+        ReviewKind::Commit => {
+            "Address material findings by changing the staged files, then commit again. Unchanged staged changes proceed."
+        }
+    }
+}
+
+/// How to open an [`Engine`].
+#[derive(Debug, Clone)]
+pub struct EngineOptions {
+    /// The shared SQLite database (see [`crate::paths::database_path`]).
+    pub database_path: PathBuf,
+    /// The directory holding the user-level `review.json`.
+    pub config_dir: PathBuf,
+    /// Where log lines go.
+    pub logger: Logger,
+    /// Where API keys and base URLs are read from.
+    pub env: Env,
+}
+
+impl EngineOptions {
+    /// The default paths, stderr logging and the process environment.
+    pub fn from_environment() -> Self {
+        Self {
+            database_path: crate::paths::database_path(),
+            config_dir: crate::paths::config_dir(),
+            logger: Logger::stderr(),
+            env: Env::Process,
+        }
+    }
+}
+
+/// A claimed key waiting for its review (see [`Engine::claim`] and [`Engine::run`]).
+#[derive(Debug, Clone)]
+pub struct Ticket {
+    request: ReviewRequest,
+    key: String,
+    config: Config,
+}
+
+impl Ticket {
+    /// The request being reviewed.
+    pub fn request(&self) -> &ReviewRequest {
+        &self.request
+    }
+
+    /// Its ledger key.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+}
+
+/// The outcome of [`Engine::claim`].
+#[derive(Debug, Clone)]
+pub enum Claim {
+    /// Decided without a review (ledger hit, or no text): no network, no runtime needed.
+    Decided(ReviewDecision),
+    /// This caller owns the review; pass the ticket to [`Engine::run`].
+    Review(Ticket),
+}
+
+/// The cold review engine. Cheap to open; the HTTP client is built on the first review.
+#[derive(Debug)]
+pub struct Engine {
+    ledger: Ledger,
+    config_dir: PathBuf,
+    logger: Logger,
+    env: Env,
+    client: OnceLock<reqwest::Client>,
+}
+
+struct Reviewed {
+    status: ReviewStatus,
+    outcome: &'static str,
+    review: Option<String>,
+    verdict: Option<String>,
+    findings: Option<u32>,
+    failure: Option<CallFailure>,
+    note: Option<String>,
+}
+
+impl Engine {
+    /// Opens the ledger (creating the database and `review_` tables if needed).
+    pub fn open(options: EngineOptions) -> Result<Self> {
+        Ok(Self {
+            ledger: Ledger::open(&options.database_path)?,
+            config_dir: options.config_dir,
+            logger: options.logger,
+            env: options.env,
+            client: OnceLock::new(),
+        })
+    }
+
+    /// The logger this engine writes to.
+    pub fn logger(&self) -> &Logger {
+        &self.logger
+    }
+
+    /// The effective config for a working directory (user file, then project file).
+    pub fn config(&self, cwd: Option<&Path>) -> Result<Config> {
+        Config::load(&self.config_dir, cwd)
+    }
+
+    /// Ledger rows, most recently updated first.
+    pub fn list(&self, limit: usize) -> Result<Vec<LedgerEntry>> {
+        self.ledger.list(limit)
+    }
+
+    /// One ledger row.
+    pub fn entry(&self, kind: ReviewKind, key: &str) -> Result<Option<LedgerEntry>> {
+        self.ledger.get(kind, key)
+    }
+
+    /// Claims the request's key (synchronous; touches only SQLite and the config files).
+    ///
+    /// Returns [`Claim::Decided`] when no review is due: empty text, or the key is already in
+    /// the ledger (reviewed, unreviewed twice, or being reviewed by another process).
+    pub fn claim(&self, request: ReviewRequest) -> Result<Claim> {
+        let kind = request.kind;
+        if request.text.trim().is_empty() {
+            self.logger.skipped(kind, "no text");
+            return Ok(Claim::Decided(ReviewDecision {
+                key: request.key(),
+                kind,
+                source: request.source,
+                action: Action::Proceed,
+                status: ReviewStatus::Unreviewed,
+                outcome: "no_text".into(),
+                reviewer: None,
+                review: None,
+                verdict: None,
+                findings: None,
+                reason: None,
+                truncated: false,
+                ledger_hit: false,
+                duration_ms: 0,
+            }));
+        }
+        let cwd = Path::new(&request.cwd);
+        let config = self.config((!request.cwd.is_empty()).then_some(cwd))?;
+        let key = request.key();
+        let stale = config.max_timeout().saturating_mul(2) + Duration::from_secs(60);
+        let rules = ClaimRules {
+            force: request.cadence == Cadence::Always,
+            max_unreviewed_attempts: MAX_UNREVIEWED_ATTEMPTS,
+            stale_before_ms: now_ms() - i64::try_from(stale.as_millis()).unwrap_or(i64::MAX),
+            max_rows: config.ledger_max_rows,
+        };
+        match self.ledger.claim(&claim_info(&request, &key), rules)? {
+            Claimed::Mine => Ok(Claim::Review(Ticket {
+                request,
+                key,
+                config,
+            })),
+            Claimed::Held(entry) => {
+                let entry = *entry;
+                let (outcome, reason) = match entry.status {
+                    ReviewStatus::Pending => ("in_progress", None),
+                    ReviewStatus::Unreviewed => (
+                        "unchanged",
+                        Some(format!(
+                            "Automated cold review (Crosscheck) could not run for this {}; it proceeds marked unreviewed.",
+                            kind.noun()
+                        )),
+                    ),
+                    ReviewStatus::Clean | ReviewStatus::Flagged => ("unchanged", None),
+                };
+                self.logger.skipped(
+                    kind,
+                    &match entry.status {
+                        ReviewStatus::Pending => "review in progress".to_owned(),
+                        s => format!("unchanged since review ({})", s.as_str()),
+                    },
+                );
+                Ok(Claim::Decided(ReviewDecision {
+                    key,
+                    kind,
+                    source: request.source,
+                    action: Action::Proceed,
+                    status: entry.status,
+                    outcome: outcome.into(),
+                    reviewer: entry.reviewer,
+                    review: entry.review,
+                    verdict: entry.verdict,
+                    findings: entry.findings,
+                    reason,
+                    truncated: false,
+                    ledger_hit: true,
+                    duration_ms: 0,
+                }))
+            }
+        }
+    }
+
+    /// Runs the review for a claimed key, records it and decides.
+    pub async fn run(&self, ticket: Ticket) -> Result<ReviewDecision> {
+        let Ticket {
+            request,
+            key,
+            config,
+        } = ticket;
+        let choice = choose_reviewer(request.author.as_deref(), &config);
+        let message = user_message(&request, &key, config.max_input_chars);
+        let started = Instant::now();
+        let reviewed = self
+            .call_reviewer(&request, &config, &choice, &message)
+            .await;
+        let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        // For an unreviewed key the ledger keeps why the review could not run.
+        let stored_review = reviewed
+            .review
+            .clone()
+            .or_else(|| reviewed.failure.as_ref().map(CallFailure::detail));
+        let entry = self.ledger.record(&Record {
+            info: claim_info(&request, &key),
+            reviewer: Some(&choice.model),
+            status: reviewed.status,
+            outcome: reviewed.outcome,
+            verdict: reviewed.verdict.as_deref(),
+            findings: reviewed.findings,
+            review: stored_review.as_deref(),
+            duration_ms: ms,
+            unreviewed_attempt: reviewed.status == ReviewStatus::Unreviewed,
+        })?;
+        self.logger.done(
+            request.kind,
+            DoneFields {
+                mode: choice.mode.as_str(),
+                reviewer: &choice.model,
+                outcome: reviewed.outcome,
+                ms,
+                source: request.source,
+            },
+        );
+        let kind = request.kind;
+        let (action, reason) = match (&reviewed.failure, &reviewed.review) {
+            (Some(failure), _) if entry.attempts < MAX_UNREVIEWED_ATTEMPTS => (
+                Action::Block,
+                format!(
+                    "Automated cold review (Crosscheck) could not run for this {noun}: {detail}.\n\n\
+                     Nothing was reviewed. Try again: the next attempt retries the review, and if the \
+                     reviewer is still unreachable the {noun} proceeds marked unreviewed.",
+                    noun = kind.noun(),
+                    detail = failure.detail()
+                ),
+            ),
+            (Some(failure), _) => (
+                Action::Proceed,
+                format!(
+                    "Automated cold review (Crosscheck) could not run for this {} ({}); it proceeds marked unreviewed.",
+                    kind.noun(),
+                    failure.detail()
+                ),
+            ),
+            (None, review) => {
+                let mut text = pause_heading(kind);
+                text.push_str("\n\n");
+                text.push_str(review.as_deref().unwrap_or("").trim());
+                if let Some(note) = &reviewed.note {
+                    text.push_str("\n\n");
+                    text.push_str(note);
+                }
+                text.push_str("\n\n");
+                text.push_str(pause_trailer(kind));
+                (Action::Block, text)
+            }
+        };
+        Ok(ReviewDecision {
+            key,
+            kind,
+            source: request.source,
+            action,
+            status: reviewed.status,
+            outcome: reviewed.outcome.into(),
+            reviewer: Some(choice.model),
+            review: reviewed.review,
+            verdict: reviewed.verdict,
+            findings: reviewed.findings,
+            reason: Some(reason),
+            truncated: message.truncated,
+            ledger_hit: false,
+            duration_ms: ms,
+        })
+    }
+
+    /// [`Engine::claim`] then, if the key is ours, [`Engine::run`].
+    pub async fn review(&self, request: ReviewRequest) -> Result<ReviewDecision> {
+        match self.claim(request)? {
+            Claim::Decided(decision) => Ok(decision),
+            Claim::Review(ticket) => self.run(ticket).await,
+        }
+    }
+
+    fn client(&self) -> std::result::Result<&reqwest::Client, CallFailure> {
+        if let Some(client) = self.client.get() {
+            return Ok(client);
+        }
+        let client = build_client()?;
+        Ok(self.client.get_or_init(|| client))
+    }
+
+    async fn call_reviewer(
+        &self,
+        request: &ReviewRequest,
+        config: &Config,
+        choice: &ReviewerChoice,
+        message: &UserMessage,
+    ) -> Reviewed {
+        let unreviewed = |failure: CallFailure| Reviewed {
+            status: ReviewStatus::Unreviewed,
+            outcome: failure.code(),
+            review: None,
+            verdict: None,
+            findings: None,
+            failure: Some(failure),
+            note: None,
+        };
+        let provider = match config.resolve_provider(&choice.model, &self.env) {
+            Ok(p) => p,
+            Err(m) => return unreviewed(CallFailure::Config(m)),
+        };
+        let client = match self.client() {
+            Ok(c) => c,
+            Err(f) => return unreviewed(f),
+        };
+        let system = system_prompt(request.kind);
+        let first = [(Role::User, message.text.as_str())];
+        let spec = CallSpec {
+            provider: &provider,
+            system,
+            messages: &first,
+            max_tokens: config.max_tokens,
+            timeout: config.timeout_for(message.text.chars().count()),
+        };
+        let reply = match call(client, &spec).await {
+            Ok(r) => r,
+            Err(f) => return unreviewed(f),
+        };
+        let (reply, parsed) = match parse_reply(&reply, request.kind) {
+            valid @ ParsedReply::Valid { .. } => (reply, valid),
+            ParsedReply::Broken { .. } => {
+                let repair = [
+                    (Role::User, message.text.as_str()),
+                    (Role::Assistant, reply.as_str()),
+                    (Role::User, REPAIR_INSTRUCTION),
+                ];
+                let spec = CallSpec {
+                    messages: &repair,
+                    timeout: config
+                        .timeout_for(message.text.chars().count() + reply.chars().count()),
+                    ..spec
+                };
+                match call(client, &spec).await {
+                    Ok(second) => {
+                        let parsed = parse_reply(&second, request.kind);
+                        (second, parsed)
+                    }
+                    Err(_) => {
+                        let parsed = parse_reply(&reply, request.kind);
+                        (reply, parsed)
+                    }
+                }
+            }
+        };
+        let truncation_note = message.truncated.then(|| {
+            format!(
+                "(Crosscheck: the reviewer saw only the first {} of {} characters, so this review cannot be clean.)",
+                message.shown_chars, message.total_chars
+            )
+        });
+        match parsed {
+            ParsedReply::Valid {
+                verdict: Verdict::Clean,
+                fails,
+            } if message.truncated => Reviewed {
+                status: ReviewStatus::Flagged,
+                outcome: "truncated",
+                review: Some(reply),
+                verdict: Some(Verdict::Clean.label()),
+                findings: Some(fails),
+                failure: None,
+                note: truncation_note,
+            },
+            ParsedReply::Valid { verdict, fails } => Reviewed {
+                status: if verdict == Verdict::Clean {
+                    ReviewStatus::Clean
+                } else {
+                    ReviewStatus::Flagged
+                },
+                outcome: if verdict == Verdict::Clean {
+                    "clean"
+                } else {
+                    "flagged"
+                },
+                review: Some(reply),
+                verdict: Some(verdict.label()),
+                findings: Some(fails),
+                failure: None,
+                note: truncation_note,
+            },
+            ParsedReply::Broken {
+                reason,
+                verdict,
+                fails,
+            } => Reviewed {
+                status: ReviewStatus::Flagged,
+                outcome: "malformed",
+                review: Some(reply),
+                verdict: verdict.map(Verdict::label),
+                findings: Some(fails),
+                failure: None,
+                note: Some(format!(
+                    "(Crosscheck: {reason}, even after one repair request; this review counts as flagged.){}",
+                    truncation_note
+                        .map(|n| format!("\n{n}"))
+                        .unwrap_or_default()
+                )),
+            },
+        }
+    }
+}
+
+fn claim_info<'a>(request: &'a ReviewRequest, key: &'a str) -> ClaimInfo<'a> {
+    ClaimInfo {
+        kind: request.kind,
+        key,
+        source: request.source,
+        cwd: &request.cwd,
+        path: request.path.as_deref(),
+        author: request.author.as_deref(),
+    }
+}

@@ -1,0 +1,506 @@
+//! The ledger: one row per claimed key, in the shared SQLite database.
+//!
+//! Tables are prefixed `review_` (the app's core crate keeps its own tables in the same file).
+//! Every process opens the file in WAL mode with a busy timeout; a key is claimed by one
+//! atomic upsert, so parallel gates for the same key run exactly one review.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+use crate::error::{Error, Result};
+use crate::types::{LedgerEntry, ReviewKind, ReviewSource, ReviewStatus};
+
+/// How long a process waits for another one's write lock.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS review_ledger (
+    kind        TEXT NOT NULL,
+    key         TEXT NOT NULL,
+    source      TEXT NOT NULL,
+    cwd         TEXT NOT NULL,
+    path        TEXT,
+    author      TEXT,
+    reviewer    TEXT,
+    status      TEXT NOT NULL,
+    outcome     TEXT NOT NULL,
+    verdict     TEXT,
+    findings    INTEGER,
+    review      TEXT,
+    duration_ms INTEGER,
+    attempts    INTEGER NOT NULL DEFAULT 0,
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL,
+    PRIMARY KEY (kind, key)
+);
+CREATE INDEX IF NOT EXISTS review_ledger_created ON review_ledger (created_at);
+CREATE INDEX IF NOT EXISTS review_ledger_updated ON review_ledger (updated_at);
+";
+
+const COLUMNS: &str = "kind, key, source, cwd, path, author, reviewer, status, outcome, verdict, \
+                       findings, review, duration_ms, attempts, created_at, updated_at";
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// Who is claiming a key.
+#[derive(Debug, Clone)]
+pub struct ClaimInfo<'a> {
+    /// Plan or commit.
+    pub kind: ReviewKind,
+    /// The key.
+    pub key: &'a str,
+    /// Where the text came from.
+    pub source: ReviewSource,
+    /// Working directory.
+    pub cwd: &'a str,
+    /// Draft path.
+    pub path: Option<&'a str>,
+    /// Author model.
+    pub author: Option<&'a str>,
+}
+
+/// The rules a claim is decided by.
+#[derive(Debug, Clone, Copy)]
+pub struct ClaimRules {
+    /// Claim even when the key is held (review regardless of the cadence).
+    pub force: bool,
+    /// An `unreviewed` key with fewer attempts than this is claimed again.
+    pub max_unreviewed_attempts: u32,
+    /// A `pending` key last touched before this time (ms) is taken over as abandoned.
+    pub stale_before_ms: i64,
+    /// Rows kept; the oldest beyond this are pruned when a key is claimed.
+    pub max_rows: u64,
+}
+
+/// The result of a claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claimed {
+    /// This caller owns the review; the row is now `pending`.
+    Mine,
+    /// The key is held: the row as it stands.
+    Held(Box<LedgerEntry>),
+}
+
+/// What a finished review writes.
+#[derive(Debug, Clone)]
+pub struct Record<'a> {
+    /// Who claimed it.
+    pub info: ClaimInfo<'a>,
+    /// Reviewer model.
+    pub reviewer: Option<&'a str>,
+    /// New status.
+    pub status: ReviewStatus,
+    /// Outcome code.
+    pub outcome: &'a str,
+    /// Verdict label.
+    pub verdict: Option<&'a str>,
+    /// FAIL count.
+    pub findings: Option<u32>,
+    /// Reviewer reply.
+    pub review: Option<&'a str>,
+    /// Reviewer time.
+    pub duration_ms: u64,
+    /// Whether this review could not run (adds one to `attempts`).
+    pub unreviewed_attempt: bool,
+}
+
+/// The ledger over one SQLite connection.
+#[derive(Debug)]
+pub struct Ledger {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+}
+
+struct RawRow {
+    kind: String,
+    key: String,
+    source: String,
+    cwd: String,
+    path: Option<String>,
+    author: Option<String>,
+    reviewer: Option<String>,
+    status: String,
+    outcome: String,
+    verdict: Option<String>,
+    findings: Option<i64>,
+    review: Option<String>,
+    duration_ms: Option<i64>,
+    attempts: i64,
+    created_at: i64,
+    updated_at: i64,
+}
+
+fn read_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
+    Ok(RawRow {
+        kind: row.get(0)?,
+        key: row.get(1)?,
+        source: row.get(2)?,
+        cwd: row.get(3)?,
+        path: row.get(4)?,
+        author: row.get(5)?,
+        reviewer: row.get(6)?,
+        status: row.get(7)?,
+        outcome: row.get(8)?,
+        verdict: row.get(9)?,
+        findings: row.get(10)?,
+        review: row.get(11)?,
+        duration_ms: row.get(12)?,
+        attempts: row.get(13)?,
+        created_at: row.get(14)?,
+        updated_at: row.get(15)?,
+    })
+}
+
+impl RawRow {
+    fn into_entry(self) -> Result<LedgerEntry> {
+        let corrupt = |what, value: &str| Error::Corrupt {
+            what,
+            value: value.to_owned(),
+        };
+        Ok(LedgerEntry {
+            kind: ReviewKind::parse(&self.kind).ok_or_else(|| corrupt("kind", &self.kind))?,
+            source: ReviewSource::parse(&self.source)
+                .ok_or_else(|| corrupt("source", &self.source))?,
+            status: ReviewStatus::parse(&self.status)
+                .ok_or_else(|| corrupt("status", &self.status))?,
+            key: self.key,
+            cwd: self.cwd,
+            path: self.path,
+            author: self.author,
+            reviewer: self.reviewer,
+            outcome: self.outcome,
+            verdict: self.verdict,
+            findings: self.findings.and_then(|f| u32::try_from(f).ok()),
+            review: self.review,
+            duration_ms: self.duration_ms.and_then(|d| u64::try_from(d).ok()),
+            attempts: u32::try_from(self.attempts).unwrap_or(0),
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        })
+    }
+}
+
+impl Ledger {
+    /// Opens (creating if needed) the database at `path`: WAL, busy timeout, `review_` tables.
+    pub fn open(path: &Path) -> Result<Self> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|source| Error::Io {
+                path: parent.to_owned(),
+                source,
+            })?;
+        }
+        let sql = |source| Error::Ledger {
+            path: path.to_owned(),
+            source,
+        };
+        let conn = Connection::open(path).map_err(sql)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
+        // WAL lets readers and one writer work at once. Where the file system cannot do WAL,
+        // SQLite keeps its rollback journal; the busy timeout still serialises writers.
+        let _mode: String = conn
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+            .map_err(sql)?;
+        conn.execute_batch("PRAGMA synchronous=NORMAL;")
+            .map_err(sql)?;
+        conn.execute_batch(SCHEMA).map_err(sql)?;
+        Ok(Self {
+            conn: Mutex::new(conn),
+            path: path.to_owned(),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn sql(&self, source: rusqlite::Error) -> Error {
+        Error::Ledger {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// Atomically claims a key: inserts a `pending` row, or takes over a row that may be
+    /// reviewed again (forced, `unreviewed` below the attempt bound, or abandoned `pending`).
+    /// Otherwise returns the row as it stands.
+    pub fn claim(&self, info: &ClaimInfo<'_>, rules: ClaimRules) -> Result<Claimed> {
+        let mut conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| self.sql(e))?;
+        let now = now_ms();
+        let changed = tx
+            .execute(
+                "INSERT INTO review_ledger (kind, key, source, cwd, path, author, status, outcome, \
+                 attempts, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', 'pending', 0, ?7, ?7)
+                 ON CONFLICT (kind, key) DO UPDATE SET
+                    status = 'pending', outcome = 'pending', source = excluded.source,
+                    path = excluded.path, author = excluded.author, updated_at = excluded.updated_at
+                 WHERE ?8
+                    OR (review_ledger.status = 'unreviewed' AND review_ledger.attempts < ?9)
+                    OR (review_ledger.status = 'pending' AND review_ledger.updated_at < ?10)",
+                params![
+                    info.kind.as_str(),
+                    info.key,
+                    info.source.as_str(),
+                    info.cwd,
+                    info.path,
+                    info.author,
+                    now,
+                    rules.force,
+                    rules.max_unreviewed_attempts,
+                    rules.stale_before_ms,
+                ],
+            )
+            .map_err(|e| self.sql(e))?;
+        let result = if changed > 0 {
+            tx.execute(
+                "DELETE FROM review_ledger WHERE rowid IN (
+                    SELECT rowid FROM review_ledger ORDER BY created_at DESC, rowid DESC
+                    LIMIT -1 OFFSET ?1)",
+                params![rules.max_rows as i64],
+            )
+            .map_err(|e| self.sql(e))?;
+            Claimed::Mine
+        } else {
+            let raw = tx
+                .query_row(
+                    &format!("SELECT {COLUMNS} FROM review_ledger WHERE kind = ?1 AND key = ?2"),
+                    params![info.kind.as_str(), info.key],
+                    read_row,
+                )
+                .map_err(|e| self.sql(e))?;
+            Claimed::Held(Box::new(raw.into_entry()?))
+        };
+        tx.commit().map_err(|e| self.sql(e))?;
+        Ok(result)
+    }
+
+    /// Writes a finished review (re-inserting the row if it was pruned meanwhile) and
+    /// returns the row.
+    pub fn record(&self, record: &Record<'_>) -> Result<LedgerEntry> {
+        let conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = now_ms();
+        let i = &record.info;
+        let raw = conn
+            .query_row(
+                &format!(
+                    "INSERT INTO review_ledger (kind, key, source, cwd, path, author, reviewer, \
+                     status, outcome, verdict, findings, review, duration_ms, attempts, \
+                     created_at, updated_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?15)
+                     ON CONFLICT (kind, key) DO UPDATE SET
+                        reviewer = excluded.reviewer, status = excluded.status,
+                        outcome = excluded.outcome, verdict = excluded.verdict,
+                        findings = excluded.findings, review = excluded.review,
+                        duration_ms = excluded.duration_ms,
+                        attempts = review_ledger.attempts + excluded.attempts,
+                        updated_at = excluded.updated_at
+                     RETURNING {COLUMNS}"
+                ),
+                params![
+                    i.kind.as_str(),
+                    i.key,
+                    i.source.as_str(),
+                    i.cwd,
+                    i.path,
+                    i.author,
+                    record.reviewer,
+                    record.status.as_str(),
+                    record.outcome,
+                    record.verdict,
+                    record.findings,
+                    record.review,
+                    i64::try_from(record.duration_ms).unwrap_or(i64::MAX),
+                    u32::from(record.unreviewed_attempt),
+                    now,
+                ],
+                read_row,
+            )
+            .map_err(|e| self.sql(e))?;
+        raw.into_entry()
+    }
+
+    /// One row by kind and key.
+    pub fn get(&self, kind: ReviewKind, key: &str) -> Result<Option<LedgerEntry>> {
+        let conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        let raw = conn
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM review_ledger WHERE kind = ?1 AND key = ?2"),
+                params![kind.as_str(), key],
+                read_row,
+            )
+            .optional()
+            .map_err(|e| self.sql(e))?;
+        raw.map(RawRow::into_entry).transpose()
+    }
+
+    /// The most recently updated rows, newest first.
+    pub fn list(&self, limit: usize) -> Result<Vec<LedgerEntry>> {
+        let conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut stmt = conn
+            .prepare(&format!(
+                "SELECT {COLUMNS} FROM review_ledger ORDER BY updated_at DESC, rowid DESC LIMIT ?1"
+            ))
+            .map_err(|e| self.sql(e))?;
+        let rows = stmt
+            .query_map(params![i64::try_from(limit).unwrap_or(i64::MAX)], read_row)
+            .map_err(|e| self.sql(e))?;
+        let mut out = Vec::new();
+        for raw in rows {
+            out.push(raw.map_err(|e| self.sql(e))?.into_entry()?);
+        }
+        Ok(out)
+    }
+
+    /// Number of rows (tests and diagnostics).
+    pub fn count(&self) -> Result<u64> {
+        let conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        conn.query_row("SELECT count(*) FROM review_ledger", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .map(|n| u64::try_from(n).unwrap_or(0))
+        .map_err(|e| self.sql(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(key: &str) -> ClaimInfo<'_> {
+        ClaimInfo {
+            kind: ReviewKind::Plan,
+            key,
+            source: ReviewSource::Draft,
+            cwd: "/w",
+            path: None,
+            author: None,
+        }
+    }
+
+    fn rules() -> ClaimRules {
+        ClaimRules {
+            force: false,
+            max_unreviewed_attempts: 2,
+            stale_before_ms: 0,
+            max_rows: 5000,
+        }
+    }
+
+    #[test]
+    fn schema_is_wal_and_prefixed() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::open(&dir.path().join("sub").join("x.db")).unwrap();
+        let conn = ledger.conn.lock().unwrap();
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+        let names: Vec<String> = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect();
+        assert!(names.iter().all(|n| n.starts_with("review_")), "{names:?}");
+    }
+
+    #[test]
+    fn a_key_is_claimed_once_and_unreviewed_keys_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::open(&dir.path().join("x.db")).unwrap();
+        assert_eq!(ledger.claim(&info("a"), rules()).unwrap(), Claimed::Mine);
+        assert!(
+            matches!(ledger.claim(&info("a"), rules()).unwrap(), Claimed::Held(e) if e.status == ReviewStatus::Pending)
+        );
+        let unreviewed = |ledger: &Ledger| {
+            ledger
+                .record(&Record {
+                    info: info("a"),
+                    reviewer: Some("m"),
+                    status: ReviewStatus::Unreviewed,
+                    outcome: "timeout",
+                    verdict: None,
+                    findings: None,
+                    review: None,
+                    duration_ms: 5,
+                    unreviewed_attempt: true,
+                })
+                .unwrap()
+        };
+        assert_eq!(unreviewed(&ledger).attempts, 1);
+        assert_eq!(ledger.claim(&info("a"), rules()).unwrap(), Claimed::Mine);
+        assert_eq!(unreviewed(&ledger).attempts, 2);
+        assert!(
+            matches!(ledger.claim(&info("a"), rules()).unwrap(), Claimed::Held(e) if e.status == ReviewStatus::Unreviewed)
+        );
+        let forced = ClaimRules {
+            force: true,
+            ..rules()
+        };
+        assert_eq!(ledger.claim(&info("a"), forced).unwrap(), Claimed::Mine);
+    }
+
+    #[test]
+    fn abandoned_pending_rows_are_taken_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::open(&dir.path().join("x.db")).unwrap();
+        assert_eq!(ledger.claim(&info("a"), rules()).unwrap(), Claimed::Mine);
+        let stale = ClaimRules {
+            stale_before_ms: now_ms() + 1,
+            ..rules()
+        };
+        assert_eq!(ledger.claim(&info("a"), stale).unwrap(), Claimed::Mine);
+    }
+
+    #[test]
+    fn the_ledger_is_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::open(&dir.path().join("x.db")).unwrap();
+        let small = ClaimRules {
+            max_rows: 3,
+            ..rules()
+        };
+        for k in ["a", "b", "c", "d", "e"] {
+            assert_eq!(ledger.claim(&info(k), small).unwrap(), Claimed::Mine);
+        }
+        assert_eq!(ledger.count().unwrap(), 3);
+        assert!(ledger.get(ReviewKind::Plan, "a").unwrap().is_none());
+        assert!(ledger.get(ReviewKind::Plan, "e").unwrap().is_some());
+    }
+
+    #[test]
+    fn parallel_claims_from_separate_connections_yield_one_owner() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.db");
+        Ledger::open(&path).unwrap();
+        let handles: Vec<_> = (0..8)
+            .map(|_| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    let ledger = Ledger::open(&path).unwrap();
+                    ledger.claim(&info("same"), rules()).unwrap() == Claimed::Mine
+                })
+            })
+            .collect();
+        let owners = handles
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .filter(|mine| *mine)
+            .count();
+        assert_eq!(owners, 1);
+    }
+}
