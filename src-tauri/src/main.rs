@@ -1,0 +1,91 @@
+//! Crosscheck's desktop shell: one window with the UI, one IPC command (`api`) that calls the
+//! core's Api, and a forwarder that pushes batches of changes as `crosscheck://changes` events.
+//! All logic lives in the crates; this file only wires them to Tauri.
+
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
+use crosscheck_core::{Api, ApiError, Core, CoreOptions, Stamped, launch::opencode_target};
+use tauri::{Emitter, Manager};
+use tokio::sync::broadcast;
+
+/// Name of the event that carries change batches to the UI.
+const CHANGES_EVENT: &str = "crosscheck://changes";
+/// Most changes in one event.
+const MAX_BATCH: usize = 512;
+
+/// The single IPC command: a typed request in, its JSON result or `{code, message}` out.
+#[tauri::command]
+async fn api(
+    state: tauri::State<'_, Api>,
+    request: serde_json::Value,
+) -> Result<serde_json::Value, ApiError> {
+    state.handle_json(request).await
+}
+
+/// Forwards changes to the window in batches (whatever is queued when the first arrives).
+async fn forward_changes(app: tauri::AppHandle, mut rx: broadcast::Receiver<Stamped>) {
+    loop {
+        let first = match rx.recv().await {
+            Ok(c) => c,
+            Err(broadcast::error::RecvError::Lagged(n)) => {
+                tracing::warn!("UI fell {n} changes behind; asking it to reload");
+                let _ = app.emit("crosscheck://resync", ());
+                continue;
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(c) => batch.push(c),
+                Err(_) => break,
+            }
+        }
+        if let Err(e) = app.emit(CHANGES_EVENT, &batch) {
+            tracing::warn!("could not forward changes: {e}");
+        }
+    }
+}
+
+fn main() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CROSSCHECK_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+
+    let result = tauri::Builder::default()
+        .invoke_handler(tauri::generate_handler![api])
+        .setup(|app| {
+            let url = std::env::var("CROSSCHECK_OPENCODE_URL")
+                .ok()
+                .filter(|u| !u.is_empty());
+            let options = CoreOptions {
+                target: opencode_target(url),
+                database: crosscheck_review::paths::database_path(),
+            };
+            let core = tauri::async_runtime::block_on(async { Core::start(options) })?;
+            let api = Api::new(core);
+            let rx = api.subscribe();
+            app.manage(api);
+            tauri::async_runtime::spawn(forward_changes(app.handle().clone(), rx));
+            Ok(())
+        })
+        .build(tauri::generate_context!());
+    let app = match result {
+        Ok(app) => app,
+        Err(e) => {
+            eprintln!("crosscheck: cannot start the desktop app: {e}");
+            std::process::exit(1);
+        }
+    };
+    app.run(|handle, event| {
+        if let tauri::RunEvent::Exit = event {
+            if let Some(api) = handle.try_state::<Api>() {
+                let core: Core = api.core().clone();
+                tauri::async_runtime::block_on(core.shutdown());
+            }
+        }
+    });
+}
