@@ -53,10 +53,39 @@ after(async () => {
   await ms?.close();
 });
 
-test('the desktop window lists the session', { skip }, async () => {
+/** Polls a script in the window until it returns a truthy value. */
+async function waitForScript(script, what, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await wd.executeScript(script);
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+test('the desktop window lists the server\'s sessions and streams a reply over IPC', { skip }, async () => {
   wd = await newSession(tauriCapabilities(bin), { url: driver.url });
-  const item = await wd.waitForElement('[data-testid="session-item"]', { text: TITLE, timeoutMs: 30_000 });
-  assert.ok(item);
+  // WebKitWebDriver's element text skips some nested nodes; read textContent in the page instead.
+  await waitForScript(
+    `return [...document.querySelectorAll('[data-testid="session-item"]')].some((e) => e.textContent.includes(${JSON.stringify(TITLE)}))`,
+    'the session in the sidebar',
+  );
+  await wd.executeScript(
+    `[...document.querySelectorAll('[data-testid="session-item"]')].find((e) => e.textContent.includes(${JSON.stringify(TITLE)})).querySelector('button.main').click()`,
+  );
+  const input = await wd.waitForElement('[data-testid="composer-input"]', { timeoutMs: 30_000 });
+  const prompt = 'Hello from the desktop window';
+  await wd.sendKeys(input, prompt);
+  await wd.sendKeys(input, '\uE007'); // Enter
+  const reply = await waitForScript(
+    `const m = [...document.querySelectorAll('[data-testid="message-assistant"]')].map((e) => e.textContent).find((t) => t.includes('FAKE-REPLY'));
+     return m || null;`,
+    'the streamed reply',
+    60_000,
+  );
+  assert.match(reply, /FAKE-REPLY: Hello from the desktop window/);
+  assert.equal(ms.chatRequests().at(-1).lastUserText, prompt);
   const file = path.join(REPO_ROOT, 'docs', 'screenshots', 'desktop.png');
   const png = await wd.screenshot(file);
   assert.ok(png.length > 1000, 'screenshot has content');
