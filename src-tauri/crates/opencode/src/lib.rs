@@ -1,0 +1,17 @@
+//! Typed client for OpenCode servers: HTTP routes, the global event stream with reconnect,
+//! and a supervisor that starts and restarts a local `opencode serve`.
+
+pub mod client;
+pub mod error;
+pub mod event;
+pub mod ids;
+pub mod stream;
+pub mod supervisor;
+pub mod types;
+
+pub use client::{Client, ServerConfig, Timeouts};
+pub use error::Error;
+pub use event::{Envelope, Event};
+pub use stream::{StreamHandle, StreamItem, StreamOptions, spawn_event_stream};
+pub use supervisor::{ServerState, Supervisor, SupervisorOptions, SupervisorTuning};
+pub use types::*;
