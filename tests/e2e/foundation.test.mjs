@@ -103,3 +103,23 @@ test('an OpenCode restart mid-session: the UI reconnects and streams the next pr
   const messages = await oc.json(`/session/${session.id}/message`);
   assert.deepEqual(messages.map((m) => m.info.role), ['user', 'assistant', 'user', 'assistant']);
 });
+
+test('OpenCode restarted in the middle of a turn: no session stays busy', async () => {
+  // The model never answers, so the turn is still running when the server goes away.
+  ms.script([{ hang: true }]);
+  const input = page.locator('[data-testid="composer-input"]');
+  await input.fill('This turn will be cut off by a restart');
+  await input.press('Enter');
+  const busy = page.locator('[data-testid="session-status"][data-status="busy"]');
+  await busy.first().waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+
+  await oc.restart();
+  ms.reset();
+  await page.locator('[data-testid="server-status"][data-state="ready"]')
+    .waitFor({ state: 'attached', timeout: 60_000 });
+  // After the resync the server says nothing runs; the badge must go without any new event.
+  await waitNotBusy();
+  assert.equal(await busy.count(), 0);
+  const statuses = await oc.json('/session/status');
+  assert.equal(statuses[session.id], undefined, 'the server agrees the session is idle');
+});
