@@ -146,6 +146,12 @@ impl Engine {
         self.ledger.get(kind, key)
     }
 
+    /// The text a key was last reviewed on, as far as the reviewer was sent it (cut at
+    /// `maxInputChars`), while the ledger still keeps it (see [`crate::ledger::TEXTS_KEPT`]).
+    pub fn text(&self, kind: ReviewKind, key: &str) -> Result<Option<String>> {
+        self.ledger.text(kind, key)
+    }
+
     /// Claims the request's key (synchronous; touches only SQLite and the config files).
     ///
     /// Returns [`Claim::Decided`] when no review is due: empty text, or the key is already in
@@ -182,11 +188,18 @@ impl Engine {
             max_rows: config.ledger_max_rows,
         };
         match self.ledger.claim(&claim_info(&request, &key), rules)? {
-            Claimed::Mine => Ok(Claim::Review(Ticket {
-                request,
-                key,
-                config,
-            })),
+            Claimed::Mine => {
+                let shown = match request.text.char_indices().nth(config.max_input_chars) {
+                    Some((end, _)) => &request.text[..end],
+                    None => request.text.as_str(),
+                };
+                self.ledger.put_text(kind, &key, shown)?;
+                Ok(Claim::Review(Ticket {
+                    request,
+                    key,
+                    config,
+                }))
+            }
             Claimed::Held(entry) => {
                 let entry = *entry;
                 let (outcome, reason) = match entry.status {

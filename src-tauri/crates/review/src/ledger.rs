@@ -38,7 +38,18 @@ CREATE TABLE IF NOT EXISTS review_ledger (
 );
 CREATE INDEX IF NOT EXISTS review_ledger_created ON review_ledger (created_at);
 CREATE INDEX IF NOT EXISTS review_ledger_updated ON review_ledger (updated_at);
+CREATE TABLE IF NOT EXISTS review_texts (
+    kind        TEXT NOT NULL,
+    key         TEXT NOT NULL,
+    text        TEXT NOT NULL,
+    created_at  INTEGER NOT NULL,
+    PRIMARY KEY (kind, key)
+);
 ";
+
+/// Reviewed texts kept for the app to show next to their review; older ones are dropped
+/// (the ledger rows stay). Each text is at most the config's `maxInputChars`.
+pub const TEXTS_KEPT: i64 = 500;
 
 const COLUMNS: &str = "kind, key, source, cwd, path, author, reviewer, status, outcome, verdict, \
                        findings, review, duration_ms, attempts, created_at, updated_at";
@@ -364,6 +375,44 @@ impl Ledger {
         Ok(out)
     }
 
+    /// Keeps the text a claimed key is reviewed on (what the reviewer is sent, before the
+    /// size cut), replacing an earlier one, and drops texts beyond the newest [`TEXTS_KEPT`]
+    /// and those whose ledger row was pruned.
+    pub fn put_text(&self, kind: ReviewKind, key: &str, text: &str) -> Result<()> {
+        let mut conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| self.sql(e))?;
+        tx.execute(
+            "INSERT INTO review_texts (kind, key, text, created_at) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (kind, key) DO UPDATE SET text = excluded.text, created_at = excluded.created_at",
+            params![kind.as_str(), key, text, now_ms()],
+        )
+        .map_err(|e| self.sql(e))?;
+        tx.execute(
+            "DELETE FROM review_texts WHERE rowid IN (
+                SELECT rowid FROM review_texts ORDER BY created_at DESC, rowid DESC
+                LIMIT -1 OFFSET ?1)
+             OR NOT EXISTS (SELECT 1 FROM review_ledger l
+                            WHERE l.kind = review_texts.kind AND l.key = review_texts.key)",
+            params![TEXTS_KEPT],
+        )
+        .map_err(|e| self.sql(e))?;
+        tx.commit().map_err(|e| self.sql(e))
+    }
+
+    /// The text kept for a key, if it is still kept.
+    pub fn text(&self, kind: ReviewKind, key: &str) -> Result<Option<String>> {
+        let conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        conn.query_row(
+            "SELECT text FROM review_texts WHERE kind = ?1 AND key = ?2",
+            params![kind.as_str(), key],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(|e| self.sql(e))
+    }
+
     /// Number of rows (tests and diagnostics).
     pub fn count(&self) -> Result<u64> {
         let conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
@@ -480,6 +529,32 @@ mod tests {
         assert_eq!(ledger.count().unwrap(), 3);
         assert!(ledger.get(ReviewKind::Plan, "a").unwrap().is_none());
         assert!(ledger.get(ReviewKind::Plan, "e").unwrap().is_some());
+    }
+
+    #[test]
+    fn texts_are_kept_for_ledger_rows_only_and_replaced_on_a_new_claim() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::open(&dir.path().join("x.db")).unwrap();
+        assert_eq!(ledger.claim(&info("a"), rules()).unwrap(), Claimed::Mine);
+        ledger.put_text(ReviewKind::Plan, "a", "first").unwrap();
+        ledger.put_text(ReviewKind::Plan, "a", "second").unwrap();
+        assert_eq!(
+            ledger.text(ReviewKind::Plan, "a").unwrap().as_deref(),
+            Some("second")
+        );
+        assert_eq!(ledger.text(ReviewKind::Commit, "a").unwrap(), None);
+        // A text whose row was pruned goes with the next write.
+        let small = ClaimRules {
+            max_rows: 1,
+            ..rules()
+        };
+        assert_eq!(ledger.claim(&info("b"), small).unwrap(), Claimed::Mine);
+        ledger.put_text(ReviewKind::Plan, "b", "bee").unwrap();
+        assert_eq!(ledger.text(ReviewKind::Plan, "a").unwrap(), None);
+        assert_eq!(
+            ledger.text(ReviewKind::Plan, "b").unwrap().as_deref(),
+            Some("bee")
+        );
     }
 
     #[test]

@@ -237,7 +237,7 @@ pub struct ReviewDecision {
 }
 
 /// One row of the ledger, as the app lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(export)]
 pub struct LedgerEntry {

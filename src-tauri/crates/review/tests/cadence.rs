@@ -307,6 +307,40 @@ async fn cadence_always_reviews_again() {
 }
 
 #[tokio::test]
+async fn the_reviewed_text_is_kept_for_the_app_as_far_as_it_was_sent() {
+    let server = Server::start().await;
+    server.always(Reply::Text(flags_reply()));
+    let rig = rig(&server.base, quick());
+    let decision = rig.engine.review(draft(PLAN)).await.unwrap();
+    assert_eq!(
+        rig.engine
+            .text(ReviewKind::Plan, &decision.key)
+            .unwrap()
+            .as_deref(),
+        Some(PLAN)
+    );
+    // A ledger hit writes nothing; a missing key has no text.
+    rig.engine.review(draft(PLAN)).await.unwrap();
+    assert_eq!(
+        rig.engine.text(ReviewKind::Commit, &decision.key).unwrap(),
+        None
+    );
+
+    let cut = common::rig(
+        &server.base,
+        json!({"reviewTimeoutMs": 3000, "maxInputChars": 10}),
+    );
+    let decision = cut.engine.review(draft(PLAN)).await.unwrap();
+    assert!(decision.truncated);
+    let kept = cut
+        .engine
+        .text(ReviewKind::Plan, &decision.key)
+        .unwrap()
+        .unwrap();
+    assert_eq!(kept, PLAN.chars().take(10).collect::<String>());
+}
+
+#[tokio::test]
 async fn a_ledger_hit_is_decided_by_claim_alone() {
     let server = Server::start().await;
     server.always(Reply::Text(flags_reply()));
