@@ -81,11 +81,11 @@ fn main() {
         }
     };
     app.run(|handle, event| {
-        if let tauri::RunEvent::Exit = event {
-            if let Some(api) = handle.try_state::<Api>() {
-                let core: Core = api.core().clone();
-                tauri::async_runtime::block_on(core.shutdown());
-            }
+        if let tauri::RunEvent::Exit = event
+            && let Some(api) = handle.try_state::<Api>()
+        {
+            let core: Core = api.core().clone();
+            tauri::async_runtime::block_on(core.shutdown());
         }
     });
 }

@@ -5,15 +5,22 @@
 use std::time::Instant;
 
 use crosscheck_core::store::{Store, Transcript};
-use crosscheck_opencode::{Client, ServerConfig, StreamItem, spawn_event_stream, stream::StreamOptions};
+use crosscheck_opencode::{
+    Client, ServerConfig, StreamItem, spawn_event_stream, stream::StreamOptions,
+};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let url = args.next().ok_or("usage: stream_bench URL EVENTS SESSION_ID")?;
+    let url = args
+        .next()
+        .ok_or("usage: stream_bench URL EVENTS SESSION_ID")?;
     let events: usize = args.next().ok_or("missing EVENTS")?.parse()?;
     let session = args.next().ok_or("missing SESSION_ID")?;
-    let client = Client::new(ServerConfig { base_url: url, password: None })?;
+    let client = Client::new(ServerConfig {
+        base_url: url,
+        password: None,
+    })?;
     let mut store = Store::default();
     store.put_transcript(&session, Transcript::default());
     let (tx, mut rx) = tokio::sync::mpsc::channel(1024);

@@ -14,13 +14,16 @@ use crate::api_types::{
 use crate::core::Core;
 use crate::db::SavedTabs;
 use crate::error::{Error, Result};
-use crate::flows::{delete, handoff, transfer};
+use crate::flows::{cold_review, delete, handoff, transfer};
 use crate::settings::Tab;
 use crate::store::Transcript;
 use crate::sync::PAGE_SIZE;
 
 /// Crosscheck's own slash commands: name and locale key of the description.
-pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[("handoff-review", "command.handoffReview")];
+pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
+    ("handoff-review", "command.handoffReview"),
+    ("cold-review", "command.coldReview"),
+];
 
 /// The Api over a running [`Core`].
 #[derive(Clone)]
@@ -228,6 +231,16 @@ impl Api {
                 Ok(r) => json(r),
                 Err(e) => Err(e),
             },
+            Request::ColdReview {
+                session_id,
+                message_id,
+                path,
+            } => json(
+                cold_review::start(core, &session_id, message_id.as_deref(), path.as_deref())
+                    .await?,
+            ),
+            Request::ListReviews { limit } => json(cold_review::list(core, limit).await?),
+            Request::GetReview { kind, key } => json(cold_review::detail(core, kind, key).await?),
         }
     }
 
@@ -298,6 +311,12 @@ impl Api {
         let command = command.trim_start_matches('/').to_owned();
         if command == "handoff-review" {
             return json(handoff::start(&self.core, session_id, Some(choice), None)?);
+        }
+        if command == "cold-review" {
+            // `/cold-review [path]`: a plan file, else the latest assistant reply.
+            let path = arguments.trim();
+            let path = (!path.is_empty()).then_some(path);
+            return json(cold_review::start(&self.core, session_id, None, path).await?);
         }
         let client = self.core.client()?;
         let message_id = ids::message_id();

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::flows::FlowState;
+use crate::flows::cold_review::ReviewProgress;
 use crate::settings::{Settings, Tab};
 
 /// A request from the UI. Serialized as `{"cmd": "...", ...fields}`.
@@ -159,6 +160,35 @@ pub enum Request {
         session_id: String,
         /// The assistant message.
         message_id: String,
+    },
+    /// Starts a cold review of a plan from a session: the file at `path` (relative to the
+    /// session's directory), else assistant message `message_id`, else the latest assistant
+    /// reply. Runs in the background (see [`Change::Review`]); returns its first
+    /// `ReviewProgress`.
+    ColdReview {
+        /// Session.
+        session_id: String,
+        /// The assistant message to review.
+        #[ts(optional)]
+        message_id: Option<String>,
+        /// A plan file to review instead of a message.
+        #[ts(optional)]
+        path: Option<String>,
+    },
+    /// Cold reviews in the ledger (the app's and every gate's), most recently updated first.
+    /// Returns `LedgerEntry[]`.
+    ListReviews {
+        /// At most this many (default 200, at most 1000).
+        #[ts(optional)]
+        limit: Option<u32>,
+    },
+    /// One ledger row with the text it was reviewed on. Returns `ReviewDetail`, or `null`
+    /// when the key is not in the ledger.
+    GetReview {
+        /// Plan or commit.
+        kind: crosscheck_review::ReviewKind,
+        /// Ledger key.
+        key: String,
     },
 }
 
@@ -435,6 +465,11 @@ pub enum Change {
     OpenTab {
         /// The tab.
         tab: Tab,
+    },
+    /// An in-app cold review moved on (started, done, failed).
+    Review {
+        /// Its progress.
+        review: ReviewProgress,
     },
     /// A notice for the user (background failures, successes of background work).
     Notice {

@@ -5,12 +5,14 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 
 use crosscheck_opencode::{Client, ServerConfig, Session, Supervisor, SupervisorOptions};
+use crosscheck_review::{Engine, EngineOptions, Env, Logger};
 use tokio::sync::broadcast;
 
 use crate::api_types::{Change, Connection, Notice, NoticeLevel, Stamped};
 use crate::db::Db;
 use crate::error::{Error, Result};
 use crate::flows::FlowRegistry;
+use crate::flows::cold_review::ReviewProgress;
 use crate::prompts::Registry;
 use crate::settings::Settings;
 use crate::store::Store;
@@ -33,6 +35,31 @@ pub struct CoreOptions {
     pub database: PathBuf,
 }
 
+/// Where the cold review engine reads its config and API keys. It always uses the app's
+/// database ([`CoreOptions::database`]) for its ledger, shared with the `crosscheck gate` runs.
+#[derive(Debug, Clone)]
+pub struct ReviewSetup {
+    /// The directory holding the user-level `review.json`.
+    pub config_dir: PathBuf,
+    /// Where API keys and base URLs are read from.
+    pub env: Env,
+    /// Where the engine's log lines go.
+    pub logger: Logger,
+}
+
+impl ReviewSetup {
+    /// The review crate's config directory (`$CROSSCHECK_CONFIG_DIR`, else the XDG default),
+    /// the process environment and stderr logging, as the `crosscheck gate` command uses.
+    pub fn from_environment() -> Self {
+        let defaults = EngineOptions::from_environment();
+        Self {
+            config_dir: defaults.config_dir,
+            env: defaults.env,
+            logger: defaults.logger,
+        }
+    }
+}
+
 /// The store and the sequence number of the last change, changed together.
 pub(crate) struct Stored {
     pub store: Store,
@@ -51,6 +78,10 @@ pub(crate) struct Inner {
     pub flows: FlowRegistry,
     pub supervisor: tokio::sync::Mutex<Option<Supervisor>>,
     pub tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// The cold review engine, or why it could not be opened.
+    pub review: std::result::Result<Arc<Engine>, String>,
+    /// In-app cold reviews running now, by ledger key.
+    pub running_reviews: Mutex<HashMap<String, ReviewProgress>>,
 }
 
 /// A handle to the running core; cheap to clone.
@@ -64,9 +95,28 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Core {
-    /// Opens the database and starts connecting in the background; returns at once.
+    /// Opens the database and starts connecting in the background; returns at once. The cold
+    /// review engine reads its config and keys as [`ReviewSetup::from_environment`] says.
     pub fn start(options: CoreOptions) -> Result<Core> {
+        Self::start_with_review(options, ReviewSetup::from_environment())
+    }
+
+    /// [`Core::start`] with the cold review engine's config dir, environment and log sink
+    /// given explicitly (tests, embedders).
+    pub fn start_with_review(options: CoreOptions, review: ReviewSetup) -> Result<Core> {
         let db = Db::open(&options.database)?;
+        // A ledger that cannot be opened disables cold reviews, not the app.
+        let engine = Engine::open(EngineOptions {
+            database_path: options.database.clone(),
+            config_dir: review.config_dir,
+            logger: review.logger,
+            env: review.env,
+        })
+        .map(Arc::new)
+        .map_err(|e| {
+            tracing::warn!("cold reviews are unavailable: {e}");
+            e.to_string()
+        });
         let settings = db.settings();
         let prompts = Registry::new(db.prompt_overrides()?);
         let (changes, _) = broadcast::channel(4096);
@@ -86,6 +136,8 @@ impl Core {
                 flows: FlowRegistry::default(),
                 supervisor: tokio::sync::Mutex::new(None),
                 tasks: Mutex::new(Vec::new()),
+                review: engine,
+                running_reviews: Mutex::new(HashMap::new()),
             }),
         };
         let task = tokio::spawn(crate::sync::run(core.clone(), options.target));
@@ -223,6 +275,19 @@ impl Core {
             .entry(session_id.to_owned())
             .or_default()
             .clone()
+    }
+
+    /// The cold review engine, or a `review_failed` error saying why it is unavailable.
+    pub(crate) fn review_engine(&self) -> Result<Arc<Engine>> {
+        self.inner.review.clone().map_err(|e| {
+            Error::ReviewFailed(format!("the review ledger could not be opened ({e})"))
+        })
+    }
+
+    pub(crate) fn running_reviews(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, ReviewProgress>> {
+        lock(&self.inner.running_reviews)
     }
 
     pub(crate) fn push_task(&self, task: tokio::task::JoinHandle<()>) {

@@ -47,9 +47,12 @@ pub enum Error {
     /// The user cancelled the flow.
     #[error("cancelled")]
     Cancelled,
-    /// A cold review could not run.
+    /// The cold review engine failed (config file, ledger).
     #[error(transparent)]
     Review(#[from] crosscheck_review::Error),
+    /// A cold review could not run (reviewer unreachable, no API key, no ledger).
+    #[error("the cold review could not run: {0}")]
+    ReviewFailed(String),
     /// A bug: something that should not happen.
     #[error("internal error: {0}")]
     Internal(String),
@@ -71,7 +74,7 @@ impl Error {
             Error::HandoffFailed(_) => "handoff_failed",
             Error::HandoffAborted => "handoff_aborted",
             Error::Cancelled => "flow_cancelled",
-            Error::Review(_) => "review_failed",
+            Error::Review(_) | Error::ReviewFailed(_) => "review_failed",
             Error::Internal(_) => "internal",
         }
     }

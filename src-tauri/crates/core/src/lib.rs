@@ -17,5 +17,5 @@ mod sync;
 
 pub use api::Api;
 pub use api_types::{ApiError, Change, Request, Stamped};
-pub use core::{Core, CoreOptions, OpencodeTarget};
+pub use core::{Core, CoreOptions, OpencodeTarget, ReviewSetup};
 pub use error::{Error, Result};

@@ -87,4 +87,18 @@ impl Tab {
             session_id: Some(session_id.to_owned()),
         }
     }
+
+    /// The one Reviews tab, keyed `reviews`.
+    pub fn reviews() -> Self {
+        Self {
+            mode: TabMode::Reviews,
+            dedupe_key: REVIEWS_TAB_KEY.to_owned(),
+            label: "Reviews".to_owned(),
+            directory: None,
+            session_id: None,
+        }
+    }
 }
+
+/// Key of the (single) Reviews tab.
+pub const REVIEWS_TAB_KEY: &str = "reviews";

@@ -54,6 +54,7 @@ pub struct FlowState {
     pub reused: bool,
 }
 
+pub mod cold_review;
 pub mod delete;
 pub mod handoff;
 pub mod patch;

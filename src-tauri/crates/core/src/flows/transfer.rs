@@ -84,7 +84,11 @@ pub async fn transfer(core: &Core, session_id: &str, message_id: &str) -> Result
 }
 
 /// The message from the followed transcript, or fetched from the server.
-async fn find_message(core: &Core, session_id: &str, message_id: &str) -> Result<MessageWithParts> {
+pub(crate) async fn find_message(
+    core: &Core,
+    session_id: &str,
+    message_id: &str,
+) -> Result<MessageWithParts> {
     if let Some(m) = core.read_store(|s, _| {
         s.transcript(session_id)
             .and_then(|t| t.message(message_id).cloned())

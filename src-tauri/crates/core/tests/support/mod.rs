@@ -3,13 +3,17 @@
 #![allow(dead_code)] // each test crate uses a different part of this module
 
 pub mod fake_opencode;
+pub mod reviewer;
 
 use std::time::Duration;
 
 use crosscheck_core::api_types::{Connection, Notice, Snapshot};
 use crosscheck_core::flows::FlowState;
-use crosscheck_core::{Api, ApiError, Change, Core, CoreOptions, OpencodeTarget, Request, Stamped};
+use crosscheck_core::{
+    Api, ApiError, Change, Core, CoreOptions, OpencodeTarget, Request, ReviewSetup, Stamped,
+};
 use crosscheck_opencode::ServerConfig;
+use crosscheck_review::{Env, Logger};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
@@ -38,18 +42,35 @@ pub struct FlowRun {
 
 impl Harness {
     /// Starts the fake and the core, and waits (on the change stream) until the core is Ready.
+    /// The cold review engine reads no real config or keys: an empty `<dir>/config` and an
+    /// empty environment.
     pub async fn start() -> Harness {
+        Self::start_with_review(|dir| ReviewSetup {
+            config_dir: dir.join("config"),
+            env: Env::Map(Default::default()),
+            logger: Logger::memory().0,
+        })
+        .await
+    }
+
+    /// Like [`Harness::start`], with the review engine set up by `review` (given the temp dir).
+    pub async fn start_with_review(
+        review: impl FnOnce(&std::path::Path) -> ReviewSetup,
+    ) -> Harness {
         let dir = tempfile::tempdir().expect("tempdir");
         let project = dir.path().join("project");
         std::fs::create_dir_all(&project).expect("project dir");
         let fake = FakeOpencode::start(project.to_str().expect("utf-8 path")).await;
-        let core = Core::start(CoreOptions {
-            target: OpencodeTarget::Attach(ServerConfig {
-                base_url: fake.base_url.clone(),
-                password: None,
-            }),
-            database: dir.path().join("db").join("crosscheck.db"),
-        })
+        let core = Core::start_with_review(
+            CoreOptions {
+                target: OpencodeTarget::Attach(ServerConfig {
+                    base_url: fake.base_url.clone(),
+                    password: None,
+                }),
+                database: dir.path().join("db").join("crosscheck.db"),
+            },
+            review(dir.path()),
+        )
         .expect("core starts");
         let mut changes = core.subscribe();
         wait_ready(&core, &mut changes, SHORT).await;

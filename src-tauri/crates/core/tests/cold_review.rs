@@ -1,0 +1,557 @@
+//! Cold reviews in the app, end to end through the typed Api: the fake OpenCode supplies the
+//! session and its assistant replies, a scripted OpenAI-compatible reviewer on 127.0.0.1 reads
+//! the plan, and the ledger is the same SQLite file a `crosscheck gate` run writes to.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crosscheck_core::api_types::{CommandEntry, Notice, NoticeLevel, Sent};
+use crosscheck_core::flows::cold_review::{ReviewDetail, ReviewProgress, ReviewRunStatus};
+use crosscheck_core::settings::TabMode;
+use crosscheck_core::{Change, Request, ReviewSetup};
+use crosscheck_review::{
+    Engine, EngineOptions, Env, LedgerEntry, Logger, ReviewKind, ReviewRequest, ReviewSource,
+    ReviewStatus,
+};
+use serde_json::json;
+use support::reviewer::{Answer, Reviewer, clean_review, one_flag_review, unreachable_base_url};
+use support::{Harness, Reply, SHORT, next_change};
+
+const PLAN: &str =
+    "# Plan: parse CRLF config files\n\n## Increments\n\n1. Handle CRLF.\n   Status: Not started\n";
+
+/// The review config every test uses: GPT-5 as the floor, so the unknown `fake-model` author
+/// gets a reviewer served by the OpenAI-compatible client.
+fn review_config() -> serde_json::Value {
+    json!({"floorModel": "gpt-5", "reviewTimeoutMs": 5000, "reviewTimeoutMsPer1000Chars": 0})
+}
+
+fn env(base_url: Option<&str>, key: Option<&str>) -> Env {
+    let mut map = BTreeMap::new();
+    if let Some(url) = base_url {
+        map.insert("OPENAI_BASE_URL".to_owned(), url.to_owned());
+    }
+    if let Some(key) = key {
+        map.insert("OPENAI_API_KEY".to_owned(), key.to_owned());
+    }
+    Env::Map(map)
+}
+
+/// A harness whose review engine talks to `base_url` with `key` (config passed explicitly,
+/// nothing read from the process environment).
+async fn harness(base_url: Option<&str>, key: Option<&str>) -> Harness {
+    let env = env(base_url, key);
+    Harness::start_with_review(move |dir| {
+        let config_dir = dir.join("config");
+        std::fs::create_dir_all(&config_dir).expect("config dir");
+        std::fs::write(config_dir.join("review.json"), review_config().to_string())
+            .expect("review.json");
+        ReviewSetup {
+            config_dir,
+            env,
+            logger: Logger::memory().0,
+        }
+    })
+    .await
+}
+
+/// Another engine on the harness's database and config: what a `crosscheck gate` run opens.
+fn gate_engine(h: &Harness, base_url: &str) -> Engine {
+    Engine::open(EngineOptions {
+        database_path: h.dir.path().join("db").join("crosscheck.db"),
+        config_dir: h.dir.path().join("config"),
+        logger: Logger::memory().0,
+        env: env(Some(base_url), Some("sk-test")),
+    })
+    .expect("a second engine opens the shared ledger")
+}
+
+/// A session whose one turn answered with `reply`; returns (session id, assistant message id).
+async fn session_with_reply(h: &Harness, reply: &str) -> (String, String) {
+    let sid = h.fake.seed_session("Plan the CRLF work", None);
+    h.fake.script(&sid, Reply::text(reply));
+    let sent: Sent = serde_json::from_value(
+        h.request(Request::SendPrompt {
+            session_id: sid.clone(),
+            text: "Write the plan".into(),
+            choice: None,
+        })
+        .await
+        .expect("prompt sent"),
+    )
+    .expect("sent");
+    h.fake.wait_turns(&sid, 1, SHORT).await;
+    let assistant = h
+        .fake
+        .messages(&sid)
+        .into_iter()
+        .find(|m| m.info["role"] == "assistant" && m.info["parentID"] == sent.message_id.as_str())
+        .and_then(|m| m.info["id"].as_str().map(str::to_owned))
+        .expect("the assistant reply");
+    (sid, assistant)
+}
+
+/// How one review went: its first progress, its last, and the notices and changes meanwhile.
+struct Run {
+    first: ReviewProgress,
+    last: ReviewProgress,
+    notices: Vec<Notice>,
+    changes: Vec<Change>,
+}
+
+/// Sends `request` (a `ColdReview` or a `/cold-review` command) and waits for its review to end.
+async fn review(h: &Harness, request: Request) -> Run {
+    let mut changes = h.core.subscribe();
+    let value = h.request(request).await.expect("the review starts");
+    let first: ReviewProgress = serde_json::from_value(value).expect("review progress");
+    assert_eq!(first.status, ReviewRunStatus::Running);
+    let deadline = tokio::time::Instant::now() + SHORT;
+    let mut notices = Vec::new();
+    let mut seen = Vec::new();
+    loop {
+        let stamped = next_change(&mut changes, deadline, "the review to end").await;
+        if let Change::Notice { notice } = &stamped.change {
+            notices.push(notice.clone());
+        }
+        let last = match &stamped.change {
+            Change::Review { review } if review.id == first.id => {
+                (review.status != ReviewRunStatus::Running).then(|| review.clone())
+            }
+            _ => None,
+        };
+        seen.push(stamped.change);
+        if let Some(last) = last {
+            // The notice is pushed just before the final progress.
+            return Run {
+                first,
+                last,
+                notices,
+                changes: seen,
+            };
+        }
+    }
+}
+
+async fn list(h: &Harness) -> Vec<LedgerEntry> {
+    serde_json::from_value(
+        h.request(Request::ListReviews { limit: None })
+            .await
+            .expect("list"),
+    )
+    .expect("ledger entries")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_cold_review_reviews_the_latest_assistant_reply_and_records_it() {
+    let reviewer = Reviewer::start().await;
+    reviewer.always(Answer::Text(one_flag_review()));
+    let h = harness(Some(&reviewer.base_url), Some("sk-test")).await;
+    let (sid, assistant) = session_with_reply(&h, PLAN).await;
+
+    let run = review(
+        &h,
+        Request::RunCommand {
+            session_id: sid.clone(),
+            command: "cold-review".into(),
+            arguments: String::new(),
+            choice: None,
+        },
+    )
+    .await;
+    assert_eq!(run.first.source, ReviewSource::Message);
+    assert_eq!(run.first.message_id.as_deref(), Some(assistant.as_str()));
+    assert_eq!(run.first.session_id, sid);
+    assert_eq!(
+        run.last.status,
+        ReviewRunStatus::Done,
+        "{:?}",
+        run.last.error
+    );
+    let entry = run
+        .last
+        .entry
+        .clone()
+        .expect("a done review carries its row");
+    assert_eq!(entry.source, ReviewSource::Message);
+    assert_eq!(entry.kind, ReviewKind::Plan);
+    assert_eq!(entry.status, ReviewStatus::Flagged);
+    assert_eq!(entry.verdict.as_deref(), Some("FLAGS (1)"));
+    assert_eq!(entry.findings, Some(1));
+    assert_eq!(entry.author.as_deref(), Some("fake-model"));
+    assert_eq!(entry.reviewer.as_deref(), Some("gpt-5"));
+    assert_eq!(entry.review.as_deref(), Some(one_flag_review().as_str()));
+    assert_eq!(entry.cwd, h.fake.directory);
+
+    // The reviewer got the message's text as a plan from a message, and nothing else of the
+    // session; the command never reached OpenCode.
+    let sent = reviewer.user_messages();
+    assert_eq!(sent.len(), 1);
+    assert!(sent[0].starts_with("PLAN (message):"), "{}", sent[0]);
+    assert!(sent[0].contains(PLAN.trim()), "{}", sent[0]);
+    assert!(!sent[0].contains("Write the plan"), "{}", sent[0]);
+    assert_eq!(h.fake.count("POST /session/:id/command"), 0);
+
+    // The Reviews tab opened, and a notice tells the outcome.
+    assert!(run.changes.iter().any(|c| matches!(
+        c,
+        Change::OpenTab { tab } if tab.mode == TabMode::Reviews && tab.dedupe_key == "reviews"
+    )));
+    let notice = run
+        .notices
+        .iter()
+        .find(|n| n.code == "notice.coldReviewFlagged")
+        .unwrap_or_else(|| panic!("a flagged notice; got {:?}", run.notices));
+    assert_eq!(notice.level, NoticeLevel::Info);
+    assert_eq!(notice.params.get("count").map(String::as_str), Some("1"));
+
+    // The row is listed, and its text is kept for the panel.
+    let rows = list(&h).await;
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0], entry);
+    let detail: ReviewDetail = serde_json::from_value(
+        h.request(Request::GetReview {
+            kind: ReviewKind::Plan,
+            key: entry.key.clone(),
+        })
+        .await
+        .expect("detail"),
+    )
+    .expect("review detail");
+    assert_eq!(detail.text.as_deref(), Some(PLAN.trim()));
+
+    // An explicit review always runs, even on a text the ledger already holds.
+    reviewer.always(Answer::Text(clean_review()));
+    let again = review(
+        &h,
+        Request::ColdReview {
+            session_id: sid.clone(),
+            message_id: Some(assistant.clone()),
+            path: None,
+        },
+    )
+    .await;
+    assert_eq!(again.first.key, entry.key);
+    let entry = again.last.entry.expect("row");
+    assert_eq!(entry.status, ReviewStatus::Clean);
+    assert_eq!(reviewer.requests().len(), 2);
+    assert!(
+        again
+            .notices
+            .iter()
+            .any(|n| n.code == "notice.coldReviewClean" && n.level == NoticeLevel::Success)
+    );
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_file_is_reviewed_with_source_draft() {
+    let reviewer = Reviewer::start().await;
+    reviewer.always(Answer::Text(one_flag_review()));
+    let h = harness(Some(&reviewer.base_url), Some("sk-test")).await;
+    let (sid, _) = session_with_reply(&h, "I wrote the plan to docs/plan.md.").await;
+    let docs = std::path::Path::new(&h.fake.directory).join("docs");
+    std::fs::create_dir_all(&docs).expect("docs");
+    std::fs::write(docs.join("plan.md"), PLAN).expect("plan file");
+
+    let run = review(
+        &h,
+        Request::RunCommand {
+            session_id: sid.clone(),
+            command: "/cold-review".into(),
+            arguments: " docs/plan.md ".into(),
+            choice: None,
+        },
+    )
+    .await;
+    let full = docs.join("plan.md").display().to_string();
+    assert_eq!(run.first.source, ReviewSource::Draft);
+    assert_eq!(run.first.path.as_deref(), Some(full.as_str()));
+    assert_eq!(run.first.message_id, None);
+    let entry = run.last.entry.expect("row");
+    assert_eq!(entry.source, ReviewSource::Draft);
+    assert_eq!(entry.path.as_deref(), Some(full.as_str()));
+    assert_eq!(entry.status, ReviewStatus::Flagged);
+    // The file's author is the model that answered last in the session.
+    assert_eq!(entry.author.as_deref(), Some("fake-model"));
+    let sent = reviewer.user_messages();
+    assert!(
+        sent[0].starts_with(&format!("PLAN (draft, {full}):")),
+        "{}",
+        sent[0]
+    );
+    assert!(sent[0].contains(PLAN.trim_end()), "{}", sent[0]);
+
+    // An absolute path works the same; a missing file is refused at once, naming it.
+    let absolute = review(
+        &h,
+        Request::ColdReview {
+            session_id: sid.clone(),
+            message_id: None,
+            path: Some(full.clone()),
+        },
+    )
+    .await;
+    assert_eq!(absolute.last.status, ReviewRunStatus::Done);
+    let err = h
+        .request(Request::ColdReview {
+            session_id: sid.clone(),
+            message_id: None,
+            path: Some("docs/missing.md".into()),
+        })
+        .await
+        .expect_err("a missing file is an error");
+    assert_eq!(err.code, "invalid_request");
+    assert!(err.message.contains("docs/missing.md"), "{}", err.message);
+    assert_eq!(reviewer.requests().len(), 2);
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_reviewer_ends_as_a_clear_failure_and_an_unreviewed_row() {
+    let down = unreachable_base_url().await;
+    let h = harness(Some(&down), Some("sk-test")).await;
+    let (sid, _) = session_with_reply(&h, PLAN).await;
+
+    let run = review(
+        &h,
+        Request::ColdReview {
+            session_id: sid.clone(),
+            message_id: None,
+            path: None,
+        },
+    )
+    .await;
+    assert_eq!(run.last.status, ReviewRunStatus::Failed);
+    let error = run.last.error.clone().expect("a failed review says why");
+    assert_eq!(error.code, "review_failed");
+    assert!(
+        error.message.contains("could not be reached"),
+        "{}",
+        error.message
+    );
+    let entry = run.last.entry.clone().expect("the unreviewed row");
+    assert_eq!(entry.status, ReviewStatus::Unreviewed);
+    assert_eq!(entry.outcome, "transport");
+    let notice = run
+        .notices
+        .iter()
+        .find(|n| n.level == NoticeLevel::Error)
+        .unwrap_or_else(|| panic!("an error notice; got {:?}", run.notices));
+    assert_eq!(notice.code, "notice.coldReviewFailed");
+    assert_eq!(
+        notice.params.get("code").map(String::as_str),
+        Some("review_failed")
+    );
+    assert!(
+        notice.message.contains("could not be reached"),
+        "{notice:?}"
+    );
+    assert_eq!(list(&h).await[0].status, ReviewStatus::Unreviewed);
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_api_key_names_the_variable_and_the_config_key() {
+    // No base URL and no key: the vendor's own URL, where a missing key is an auth failure.
+    let h = harness(None, None).await;
+    let (sid, _) = session_with_reply(&h, PLAN).await;
+    let run = review(
+        &h,
+        Request::ColdReview {
+            session_id: sid,
+            message_id: None,
+            path: None,
+        },
+    )
+    .await;
+    assert_eq!(run.last.status, ReviewRunStatus::Failed);
+    let error = run.last.error.expect("error");
+    assert_eq!(error.code, "review_failed");
+    assert!(
+        error.message.contains("OPENAI_API_KEY") && error.message.contains("apiKey"),
+        "{}",
+        error.message
+    );
+    assert_eq!(run.last.entry.expect("row").outcome, "auth");
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_reviews_shows_rows_another_engine_wrote_newest_first() {
+    let reviewer = Reviewer::start().await;
+    reviewer.always(Answer::Text(one_flag_review()));
+    let h = harness(Some(&reviewer.base_url), Some("sk-test")).await;
+    let (sid, _) = session_with_reply(&h, PLAN).await;
+    let app = review(
+        &h,
+        Request::ColdReview {
+            session_id: sid,
+            message_id: None,
+            path: None,
+        },
+    )
+    .await;
+    let app_key = app.last.entry.expect("row").key;
+
+    // A gate run: another engine (another process, as far as SQLite is concerned), gate cadence.
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    reviewer.always(Answer::Text(clean_review()));
+    let gate = gate_engine(&h, &reviewer.base_url);
+    let gate_text = "# Gate plan\n\nStatus: Not started\n";
+    let decision = gate
+        .review(ReviewRequest::plan(
+            "/elsewhere/project",
+            gate_text,
+            ReviewSource::Parameter,
+        ))
+        .await
+        .expect("the gate reviews");
+    assert_eq!(decision.status, ReviewStatus::Clean);
+
+    let rows = list(&h).await;
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0].key, decision.key, "newest first");
+    assert_eq!(rows[0].source, ReviewSource::Parameter);
+    assert_eq!(rows[0].cwd, "/elsewhere/project");
+    assert_eq!(rows[1].key, app_key);
+    let limited: Vec<LedgerEntry> = serde_json::from_value(
+        h.request(Request::ListReviews { limit: Some(1) })
+            .await
+            .expect("list"),
+    )
+    .expect("entries");
+    assert_eq!(limited.len(), 1);
+
+    // The gate's text is kept too; an unknown key has no detail.
+    let detail: ReviewDetail = serde_json::from_value(
+        h.request(Request::GetReview {
+            kind: ReviewKind::Plan,
+            key: decision.key.clone(),
+        })
+        .await
+        .expect("detail"),
+    )
+    .expect("detail");
+    assert_eq!(detail.text.as_deref(), Some(gate_text));
+    let none = h
+        .request(Request::GetReview {
+            kind: ReviewKind::Commit,
+            key: decision.key,
+        })
+        .await
+        .expect("detail");
+    assert!(none.is_null());
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn asking_again_while_a_review_runs_joins_it() {
+    let reviewer = Reviewer::start().await;
+    reviewer.always(Answer::Delayed(
+        Duration::from_millis(600),
+        one_flag_review(),
+    ));
+    let h = harness(Some(&reviewer.base_url), Some("sk-test")).await;
+    let (sid, assistant) = session_with_reply(&h, PLAN).await;
+    let ask = || {
+        h.request(Request::ColdReview {
+            session_id: sid.clone(),
+            message_id: Some(assistant.clone()),
+            path: None,
+        })
+    };
+    let mut changes = h.core.subscribe();
+    let (a, b) = tokio::join!(ask(), ask());
+    let a: ReviewProgress = serde_json::from_value(a.expect("a")).expect("progress");
+    let b: ReviewProgress = serde_json::from_value(b.expect("b")).expect("progress");
+    assert_eq!(a.id, b.id, "one review for one text at a time");
+    // Once it ended, the next request starts a new review.
+    let deadline = tokio::time::Instant::now() + SHORT;
+    loop {
+        let stamped = next_change(&mut changes, deadline, "the joined review to end").await;
+        if matches!(&stamped.change, Change::Review { review } if review.id == a.id && review.status == ReviewRunStatus::Done)
+        {
+            break;
+        }
+    }
+    assert_eq!(reviewer.requests().len(), 1);
+    let next = review(
+        &h,
+        Request::ColdReview {
+            session_id: sid,
+            message_id: Some(assistant),
+            path: None,
+        },
+    )
+    .await;
+    assert_ne!(next.first.id, a.id);
+    assert_eq!(reviewer.requests().len(), 2);
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_cannot_be_reviewed_is_refused_at_once() {
+    let reviewer = Reviewer::start().await;
+    reviewer.always(Answer::Text(one_flag_review()));
+    let h = harness(Some(&reviewer.base_url), Some("sk-test")).await;
+
+    // No assistant reply yet.
+    let empty = h.fake.seed_session("Empty", None);
+    let err = h
+        .request(Request::ColdReview {
+            session_id: empty,
+            message_id: None,
+            path: None,
+        })
+        .await
+        .expect_err("nothing to review");
+    assert_eq!(err.code, "no_assistant_text");
+
+    // A user message is not a plan.
+    let (sid, _) = session_with_reply(&h, PLAN).await;
+    let user = h
+        .fake
+        .messages(&sid)
+        .into_iter()
+        .find(|m| m.info["role"] == "user")
+        .and_then(|m| m.info["id"].as_str().map(str::to_owned))
+        .expect("user message");
+    let err = h
+        .request(Request::ColdReview {
+            session_id: sid.clone(),
+            message_id: Some(user),
+            path: None,
+        })
+        .await
+        .expect_err("user messages are refused");
+    assert_eq!(err.code, "invalid_request");
+
+    // An unknown session.
+    let err = h
+        .request(Request::ColdReview {
+            session_id: "ses_nope".into(),
+            message_id: None,
+            path: None,
+        })
+        .await
+        .expect_err("unknown session");
+    assert_eq!(err.code, "not_found");
+    assert!(reviewer.requests().is_empty());
+
+    // The command is offered with a locale key.
+    let commands: Vec<CommandEntry> = serde_json::from_value(
+        h.request(Request::Commands { directory: None })
+            .await
+            .expect("commands"),
+    )
+    .expect("entries");
+    let entry = commands
+        .iter()
+        .find(|c| c.name == "cold-review")
+        .expect("cold-review");
+    assert!(entry.builtin);
+    assert_eq!(entry.description_key.as_deref(), Some("command.coldReview"));
+    h.stop().await;
+}
