@@ -221,6 +221,51 @@ function need(sessionId) {
   return s;
 }
 
+// ---- cold reviews: a small ledger, and a review that takes two seconds ----------------------
+
+const MOCK_REVIEW = [
+  'P1 FAIL — "Increments": no file or function is named; name them.',
+  'P2 PASS — one Status line per increment.',
+  'P3 PASS — closes #44.',
+  'P4 PASS — tests by category.',
+  'P5 PASS — looked for aliases, shims, migrations: none.',
+  'P6 PASS — each risk names its direction.',
+  'P7 PASS — claims point at tests.',
+  'P8 PASS — delivery steps listed.',
+  'VERDICT: FLAGS (1)',
+].join('\n');
+const ledger = [
+  {
+    key: 'gate1', kind: 'commit', source: 'staged', cwd: '/home/dev/crosscheck', path: null, author: 'claude-opus-4-1',
+    reviewer: 'claude-opus-4-1', status: 'clean', outcome: 'clean', verdict: 'CLEAN', findings: 0,
+    review: 'J1 PASS\nJ2 PASS\nJ3 PASS\nJ4 PASS\nJ5 PASS\nJ6 PASS\nJ7 PASS\nJ8 PASS\nVERDICT: CLEAN',
+    durationMs: 9120, attempts: 0, createdAt: Date.now() - 3_600_000, updatedAt: Date.now() - 3_600_000,
+  },
+];
+const reviewTexts = new Map([['gate1', 'diff --git a/src/x.rs b/src/x.rs\n+fn crlf() {}\n']]);
+
+function coldReview(sessionId, messageId) {
+  const key = id('key');
+  const now = Date.now();
+  const entry = {
+    key, kind: 'plan', source: 'message', cwd: sessions.get(sessionId)?.directory ?? '/', path: null, author: 'fake-model',
+    reviewer: 'claude-sonnet-4-5', status: 'pending', outcome: 'pending', verdict: null, findings: null, review: null,
+    durationMs: null, attempts: 0, createdAt: now, updatedAt: now,
+  };
+  ledger.push(entry);
+  const text = (transcripts.get(sessionId) ?? []).filter((m) => m.info.role === 'assistant').map((m) => m.parts.map((p) => p.text ?? '').join('\n')).pop() ?? '';
+  reviewTexts.set(key, text);
+  const progress = { id: id('rvw'), sessionId, status: 'running', kind: 'plan', key, source: 'message', ...(messageId ? { messageId } : {}), startedAt: now };
+  emit({ type: 'review', review: progress });
+  emit({ type: 'openTab', tab: { mode: 'reviews', dedupeKey: 'reviews', label: 'Reviews' } });
+  setTimeout(() => {
+    Object.assign(entry, { status: 'flagged', outcome: 'flagged', verdict: 'FLAGS (1)', findings: 1, review: MOCK_REVIEW, durationMs: 2000, updatedAt: Date.now() });
+    emit({ type: 'review', review: { ...progress, status: 'done', entry: { ...entry } } });
+    emit({ type: 'notice', notice: { level: 'info', code: 'notice.coldReviewFlagged', params: { reviewer: entry.reviewer, count: '1' }, message: 'Cold review: 1 finding' } });
+  }, 2000);
+  return progress;
+}
+
 async function api(req) {
   switch (req.cmd) {
     case 'snapshot':
@@ -276,6 +321,7 @@ async function api(req) {
     }
     case 'runCommand':
       need(req.sessionId);
+      if (req.command === 'cold-review') return coldReview(req.sessionId);
       void streamReply(req.sessionId, `/${req.command} ${req.arguments}`);
       return { messageId: id('msg') };
     case 'abort':
@@ -306,6 +352,7 @@ async function api(req) {
     case 'commands':
       return [
         { name: 'handoff-review', descriptionKey: 'command.handoffReview', builtin: true },
+        { name: 'cold-review', descriptionKey: 'command.coldReview', builtin: true },
         { name: 'init', description: 'create/update AGENTS.md', builtin: false },
         { name: 'review', description: 'review changes', builtin: false },
       ];
@@ -350,6 +397,15 @@ async function api(req) {
       await sleep(300);
       void streamReply(target, 'Forwarded text');
       return { targetSessionId: target, direction: meta.kind === 'review' ? 'toImplementer' : 'toReviewer', messageId: id('msg') };
+    }
+    case 'coldReview':
+      need(req.sessionId);
+      return coldReview(req.sessionId, req.messageId);
+    case 'listReviews':
+      return [...ledger].sort((a, b) => b.updatedAt - a.updatedAt).slice(0, req.limit ?? 200);
+    case 'getReview': {
+      const entry = ledger.find((e) => e.kind === req.kind && e.key === req.key);
+      return entry ? { entry, text: reviewTexts.get(entry.key) ?? null } : null;
     }
     default:
       throw new ApiError('invalid_request', `unknown command ${req.cmd}`);

@@ -8,6 +8,8 @@ vi.mock('$lib/host', async (importOriginal) => {
 });
 
 const { default: MessageItem } = await import('$lib/components/MessageItem.svelte');
+const { default: ReviewsPanel } = await import('$lib/components/ReviewsPanel.svelte');
+const { store } = await import('$lib/state/store.svelte');
 const { MessageView } = await import('$lib/state/transcript.svelte');
 const { toasts } = await import('$lib/state/toasts.svelte');
 const { transferDirectionOf, groupSessions } = await import('$lib/sessions');
@@ -37,6 +39,30 @@ function render(props: Record<string, unknown>) {
   app = mount(MessageItem, { target, props: props as never });
   flushSync();
   return target;
+}
+
+type LedgerEntry = import('$lib/types/LedgerEntry').LedgerEntry;
+
+function entry(over: Partial<LedgerEntry>): LedgerEntry {
+  return {
+    key: 'k1',
+    kind: 'plan',
+    source: 'message',
+    cwd: '/home/dev/project',
+    path: null,
+    author: 'claude-sonnet-4-5',
+    reviewer: 'claude-sonnet-4-5',
+    status: 'flagged',
+    outcome: 'flagged',
+    verdict: 'FLAGS (1)',
+    findings: 1,
+    review: 'P1 FAIL — Increments: no files named.\nP2 PASS — status lines.\nVERDICT: FLAGS (1)',
+    durationMs: 8312,
+    attempts: 0,
+    createdAt: Date.now() - 60_000,
+    updatedAt: Date.now() - 60_000,
+    ...over,
+  };
 }
 
 describe('MessageItem', () => {
@@ -118,5 +144,108 @@ describe('sessions', () => {
     ]);
     expect(groupSessions(sessions, { showArchived: true })[0].sessions.map((s) => s.id)).toEqual(['d', 'c', 'a']);
     expect(groupSessions(sessions, { query: 'gam' }).flatMap((g) => g.sessions.map((s) => s.id))).toEqual(['c']);
+  });
+});
+
+describe('cold review button', () => {
+  it('reviews the message on click, with a spinner while it runs', async () => {
+    setLocale('en');
+    invoke.mockResolvedValue({
+      id: 'rvw_1', sessionId: 'ses_review', status: 'running', kind: 'plan', key: 'k', source: 'message', messageId: 'msg_1', startedAt: 1,
+    });
+    const el = render({ message: assistant([{ text: '# Plan' }]), transferDirection: null });
+    const button = el.querySelector<HTMLButtonElement>('[data-testid="cold-review-button"]')!;
+    expect(button.getAttribute('aria-label')).toBe('Cold review');
+    expect(button.title).toContain('P1–P8');
+    button.click();
+    flushSync();
+    expect(invoke).toHaveBeenCalledWith({ cmd: 'coldReview', sessionId: 'ses_review', messageId: 'msg_1' });
+    await vi.waitFor(() => expect(store.runningReviewOf('msg_1')?.id).toBe('rvw_1'));
+    flushSync();
+    expect(button.disabled).toBe(true);
+    expect(button.getAttribute('aria-busy')).toBe('true');
+    store.upsertReview({ ...store.reviews.get('rvw_1')!, status: 'done' });
+    flushSync();
+    expect(button.disabled).toBe(false);
+  });
+
+  it('is not offered without visible text', () => {
+    const el = render({ message: assistant([{ text: 'hidden', synthetic: true }]), transferDirection: null });
+    expect(el.querySelector('[data-testid="cold-review-button"]')).toBeNull();
+  });
+});
+
+describe('ReviewsPanel', () => {
+  function mountPanel() {
+    const target = document.createElement('div');
+    document.body.appendChild(target);
+    app = mount(ReviewsPanel, { target });
+    flushSync();
+    return target;
+  }
+
+  it('explains the gates when the ledger is empty', async () => {
+    setLocale('en');
+    invoke.mockResolvedValue([]);
+    const el = mountPanel();
+    await vi.waitFor(() => expect(el.querySelector('[data-testid="reviews-empty"]')).not.toBeNull());
+    expect(invoke).toHaveBeenCalledWith({ cmd: 'listReviews', limit: 200 });
+    expect(el.textContent).toContain('crosscheck gate install claude|git|pi');
+  });
+
+  it('lists rows newest first with status, kind, source and duration, and shows draft and findings side by side', async () => {
+    setLocale('en');
+    const rows = [
+      entry({ key: 'k2', status: 'pending', outcome: 'pending', verdict: null, findings: null, review: null, durationMs: null, updatedAt: Date.now() - 5000 }),
+      entry({ key: 'k1' }),
+      entry({ key: 'k3', kind: 'commit', source: 'staged', status: 'clean', outcome: 'clean', findings: 0, review: 'J1 PASS\nVERDICT: CLEAN' }),
+      entry({ key: 'k4', source: 'parameter', status: 'unreviewed', outcome: 'auth', review: 'the reviewer refused the credentials (no API key: set ANTHROPIC_API_KEY)' }),
+    ];
+    invoke.mockImplementation(async (req: { cmd: string; key?: string }) => {
+      if (req.cmd === 'listReviews') return rows;
+      if (req.cmd === 'getReview') return { entry: rows.find((r) => r.key === req.key), text: '# The plan\n\n1. Do it.' };
+      return null;
+    });
+    const el = mountPanel();
+    await vi.waitFor(() => expect(el.querySelectorAll('[data-testid="review-row"]')).toHaveLength(4));
+    const list = [...el.querySelectorAll<HTMLElement>('[data-testid="review-row"]')];
+    expect(list.map((r) => r.dataset.status)).toEqual(['pending', 'flagged', 'clean', 'unreviewed']);
+    expect(list[0].textContent).toContain('Reviewing');
+    expect(list[1].textContent).toContain('Flagged (1)');
+    expect(list[1].textContent).toContain('chat reply');
+    expect(list[1].textContent).toContain('8.3 s');
+    expect(list[2].textContent).toContain('Commit');
+    expect(list[2].textContent).toContain('staged changes');
+
+    list[1].click();
+    await vi.waitFor(() => expect(el.querySelector('[data-testid="review-draft"]')?.textContent).toBe('# The plan\n\n1. Do it.'));
+    expect(invoke).toHaveBeenCalledWith({ cmd: 'getReview', kind: 'plan', key: 'k1' });
+    const findings = el.querySelector('[data-testid="review-findings"]')!;
+    expect([...findings.querySelectorAll('[data-testid="review-finding"]')].map((f) => f.textContent?.trim())).toEqual([
+      'P1 FAIL — Increments: no files named.',
+    ]);
+    // The whole reply, one check per paragraph, through the sanitized markdown renderer.
+    expect([...findings.querySelectorAll('.md p')].map((p) => p.textContent)).toEqual([
+      'P1 FAIL — Increments: no files named.',
+      'P2 PASS — status lines.',
+      'VERDICT: FLAGS (1)',
+    ]);
+
+    el.querySelectorAll<HTMLElement>('[data-testid="review-row"]')[3].click();
+    await vi.waitFor(() => expect(el.querySelector('[data-testid="review-detail"]')?.getAttribute('data-status')).toBe('unreviewed'));
+    expect(el.querySelector('[data-testid="review-findings"] [role="alert"]')?.textContent).toContain('ANTHROPIC_API_KEY');
+  });
+
+  it('reloads when an in-app review changes and when the window gets focus', async () => {
+    invoke.mockResolvedValue([]);
+    mountPanel();
+    await vi.waitFor(() => expect(invoke).toHaveBeenCalledTimes(1));
+    invoke.mockClear();
+    store.upsertReview({ id: 'rvw_x', sessionId: 's', status: 'done', kind: 'plan', key: 'kx', source: 'message', startedAt: 1 });
+    flushSync();
+    await vi.waitFor(() => expect(invoke).toHaveBeenCalledWith({ cmd: 'listReviews', limit: 200 }));
+    invoke.mockClear();
+    window.dispatchEvent(new Event('focus'));
+    await vi.waitFor(() => expect(invoke).toHaveBeenCalledWith({ cmd: 'listReviews', limit: 200 }));
   });
 });

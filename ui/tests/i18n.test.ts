@@ -21,6 +21,7 @@ const ERROR_CODES = [
   'flow_cancelled',
   'storage',
   'internal',
+  'review_failed',
 ];
 
 describe('locales', () => {
@@ -50,6 +51,10 @@ describe('locales', () => {
       'notice.reviewStarted',
       'notice.reviewReused',
       'notice.handoffFailed',
+      'notice.coldReviewClean',
+      'notice.coldReviewFlagged',
+      'notice.coldReviewFailed',
+      'command.coldReview',
     ]) {
       expect(en).toHaveProperty(key);
     }

@@ -14,7 +14,7 @@ describe('icon sprite', () => {
     const sprite = read('icons/sprite.svg');
     const names = [
       'arrow-left-right', 'copy', 'check', 'x', 'plus', 'search', 'settings', 'trash', 'archive', 'pencil',
-      'panel-right', 'send', 'stop', 'chevron-down', 'chevron-right', 'alert', 'spinner', 'review',
+      'panel-right', 'send', 'stop', 'chevron-down', 'chevron-right', 'alert', 'spinner', 'review', 'refresh', 'info',
     ];
     for (const name of names) expect(sprite).toMatch(new RegExp(`<symbol id="i-${name}" viewBox="0 0 24 24"`));
     // No inline styles: the sprite is inlined into the page, which may run under a strict CSP.

@@ -359,3 +359,26 @@ describe('store: batching', () => {
     expect(ms).toBeLessThan(10_000);
   });
 });
+
+describe('store: cold reviews', () => {
+  const progress = (status: 'running' | 'done' | 'failed') => ({
+    id: 'rvw_1', sessionId: 's1', status, kind: 'plan' as const, key: 'k', source: 'message' as const, messageId: 'm1', startedAt: 5,
+  });
+
+  it('keeps pushed review progress, bumps the version, and never goes back to running', () => {
+    const store = new Store();
+    store.applySnapshot(snapshot());
+    const v0 = store.reviewsVersion;
+    store.enqueue([at(11, { type: 'review', review: progress('running') })]);
+    store.flush();
+    expect(store.runningReviewOf('m1')?.id).toBe('rvw_1');
+    expect(store.reviewsVersion).toBe(v0 + 1);
+    store.enqueue([at(12, { type: 'review', review: progress('done') })]);
+    store.flush();
+    expect(store.runningReviewOf('m1')).toBeUndefined();
+    // The request that started it may answer after the pushed end.
+    store.upsertReview(progress('running'));
+    expect(store.reviews.get('rvw_1')?.status).toBe('done');
+    expect(store.reviewsVersion).toBe(v0 + 2);
+  });
+});

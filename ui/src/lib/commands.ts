@@ -5,9 +5,13 @@ import type { CommandEntry } from '$lib/types/CommandEntry';
 /** Crosscheck's own review handoff command. */
 export const HANDOFF_COMMAND = 'handoff-review';
 
+/** Crosscheck's cold review command: `/cold-review [file]`. */
+export const COLD_REVIEW_COMMAND = 'cold-review';
+
 /** Builtins the UI always offers, in case the backend's list lacks them. */
 export const BUILTIN_FALLBACK: CommandEntry[] = [
   { name: HANDOFF_COMMAND, descriptionKey: 'command.handoffReview', builtin: true },
+  { name: COLD_REVIEW_COMMAND, descriptionKey: 'command.coldReview', builtin: true },
 ];
 
 /** The backend's commands plus missing builtins, builtins first, no duplicates. */

@@ -4,9 +4,13 @@
 import { HostError, invoke, subscribe } from '$lib/host';
 import { t, tError, tNotice } from '$lib/i18n/index.svelte';
 import type { FlowState } from '$lib/types/FlowState';
+import type { LedgerEntry } from '$lib/types/LedgerEntry';
 import type { ModelChoice } from '$lib/types/ModelChoice';
 import type { PromptTemplate } from '$lib/types/PromptTemplate';
 import type { Request } from '$lib/types/Request';
+import type { ReviewDetail } from '$lib/types/ReviewDetail';
+import type { ReviewKind } from '$lib/types/ReviewKind';
+import type { ReviewProgress } from '$lib/types/ReviewProgress';
 import type { Sent } from '$lib/types/Sent';
 import type { Session } from '$lib/types/Session';
 import type { Settings } from '$lib/types/Settings';
@@ -274,6 +278,27 @@ export async function startHandoffReview(sessionId: string, choice?: ModelChoice
 
 export function cancelFlow(flowId: string): Promise<null> {
   return call<null>({ cmd: 'cancelFlow', flowId });
+}
+
+// ---- cold reviews -------------------------------------------------------------------------
+
+/** Starts a cold review of an assistant message (the latest reply when none is given). The
+ * backend opens the Reviews tab and pushes progress; failures to start become toasts. */
+export async function coldReview(sessionId: string, messageId?: string): Promise<ReviewProgress> {
+  const progress = await call<ReviewProgress>({ cmd: 'coldReview', sessionId, ...(messageId ? { messageId } : {}) });
+  if (progress?.id) store.upsertReview(progress);
+  return progress;
+}
+
+/** The ledger, newest first (in-app reviews and every gate's). Errors are not toasts: the
+ * Reviews panel shows them, and refreshes often. */
+export function listReviews(limit?: number): Promise<LedgerEntry[]> {
+  return invoke<LedgerEntry[]>({ cmd: 'listReviews', ...(limit ? { limit } : {}) });
+}
+
+/** One ledger row with the text it was reviewed on; null when it is gone. */
+export function getReview(kind: ReviewKind, key: string): Promise<ReviewDetail | null> {
+  return invoke<ReviewDetail | null>({ cmd: 'getReview', kind, key });
 }
 
 // ---- tabs ---------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import type { Change } from '$lib/types/Change';
 import type { Connection } from '$lib/types/Connection';
 import type { FlowState } from '$lib/types/FlowState';
 import type { Notice } from '$lib/types/Notice';
+import type { ReviewProgress } from '$lib/types/ReviewProgress';
 import type { Session } from '$lib/types/Session';
 import type { SessionStatus } from '$lib/types/SessionStatus';
 import type { Settings } from '$lib/types/Settings';
@@ -70,6 +71,10 @@ export class Store {
   tabs: Tab[] = $state.raw([]);
   activeTab: string | null = $state(null);
   readonly flows = new SvelteMap<string, FlowView>();
+  /** In-app cold reviews seen since the UI started, by run id. */
+  readonly reviews = new SvelteMap<string, ReviewProgress>();
+  /** Bumped whenever a cold review starts or ends: the Reviews list reloads on it. */
+  reviewsVersion: number = $state(0);
   readonly transcripts = new SvelteMap<string, Transcript>();
   /** A snapshot has been applied. */
   ready: boolean = $state(false);
@@ -284,6 +289,9 @@ export class Store {
         this.openTab(change.tab, true);
         this.hooks.onTabsChanged?.();
         break;
+      case 'review':
+        this.upsertReview(change.review);
+        break;
     }
   }
 
@@ -307,6 +315,21 @@ export class Store {
   /** A flow returned by a request: taken unless a pushed change already told us more. */
   enqueueLocalFlow(flow: FlowState): void {
     if (!this.flows.has(flow.id)) this.upsertFlow(flow);
+  }
+
+  /** A cold review's progress (pushed, or returned by the request that started it). A late
+   * "running" never replaces an ended state. */
+  upsertReview(review: ReviewProgress): void {
+    const prev = this.reviews.get(review.id);
+    if (prev && prev.status !== 'running' && review.status === 'running') return;
+    this.reviews.set(review.id, review);
+    this.reviewsVersion++;
+  }
+
+  /** The running cold review of an assistant message, if any. */
+  runningReviewOf(messageId: string): ReviewProgress | undefined {
+    for (const r of this.reviews.values()) if (r.messageId === messageId && r.status === 'running') return r;
+    return undefined;
   }
 
   private upsertFlow(flow: FlowState): void {

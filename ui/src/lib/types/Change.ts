@@ -4,6 +4,7 @@ import type { FlowState } from "./FlowState";
 import type { MessageInfo } from "./MessageInfo";
 import type { Notice } from "./Notice";
 import type { Part } from "./Part";
+import type { ReviewProgress } from "./ReviewProgress";
 import type { Session } from "./Session";
 import type { SessionStatus } from "./SessionStatus";
 import type { Settings } from "./Settings";
@@ -105,7 +106,11 @@ flow: FlowState, } | { "type": "openTab",
 /**
  * The tab.
  */
-tab: Tab, } | { "type": "notice", 
+tab: Tab, } | { "type": "review", 
+/**
+ * Its progress.
+ */
+review: ReviewProgress, } | { "type": "notice", 
 /**
  * The notice.
  */
