@@ -1,0 +1,278 @@
+// Cold review in the app, end to end: a session's plan-like reply is reviewed from its
+// "Cold review" button by a reviewer model served by the scripted model server (OpenAI-
+// compatible, reached through OPENAI_BASE_URL and a review.json naming an OpenAI model as the
+// floor); the Reviews tab opens and shows the flagged row with the findings next to the draft.
+// Then the real `crosscheck gate plan` binary writes a row into the same ledger from another
+// process, and the panel shows it after the window regains focus and after reopening the tab.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { launchBrowser, screenshot } from '../support/browser.mjs';
+import { makeTempDir } from '../support/cleanup.mjs';
+import { crosscheckBin, startCrosscheck } from '../support/crosscheck.mjs';
+import { startModelServer } from '../support/model-server.mjs';
+import { startOpencode } from '../support/opencode.mjs';
+
+const PASSWORD = 'e2e-secret';
+const WAIT = 60_000;
+const TITLE = 'Plan the CRLF work';
+
+const PLAN = [
+  '# Plan: parse CRLF config files',
+  '',
+  'Closes #12.',
+  '',
+  '## Increments',
+  '',
+  '1. Accept CRLF line endings in the config reader.',
+  '   - Tests: a CRLF fixture.',
+  '   - Status: Not started',
+  '',
+  '## Risks',
+  '',
+  '- A BOM before the first key: fail-closed, the reader reports the line.',
+].join('\n');
+
+const FLAGGED_REVIEW = [
+  'P1 FAIL — "Increments" 1: no file or function is named; name the reader module.',
+  'P2 PASS — one Status line per increment.',
+  'P3 PASS — closes #12.',
+  'P4 PASS — a regression fixture for CRLF.',
+  'P5 PASS — looked for aliases, shims and migrations: none.',
+  'P6 PASS — the BOM risk names its direction.',
+  'P7 PASS — no always/never claims.',
+  'P8 PASS — delivery is a single increment.',
+  'VERDICT: FLAGS (1)',
+].join('\n');
+
+const CLEAN_REVIEW = [...Array.from({ length: 8 }, (_, i) => `P${i + 1} PASS — checked.`), 'VERDICT: CLEAN'].join('\n');
+const GATE_PLAN = '# Gate plan\n\nCloses #13.\n\n1. Rename the flag.\n   Status: Not started\n';
+
+let ms;
+let oc;
+let cc;
+let browser;
+let page;
+let session;
+let reviewerEnv;
+const pageErrors = [];
+
+before(async () => {
+  ms = await startModelServer();
+  oc = await startOpencode({ modelUrl: ms.url, password: PASSWORD });
+  session = await oc.json('/session', { method: 'POST', body: { title: TITLE } });
+  // The reviewer: GPT-5 as the floor (OpenCode's `fake-model` author ranks below it), so the
+  // OpenAI-compatible client sends the review to the model server.
+  const root = makeTempDir('crosscheck-cold-review-');
+  const configDir = path.join(root, 'config');
+  fs.mkdirSync(configDir, { recursive: true });
+  fs.writeFileSync(
+    path.join(configDir, 'review.json'),
+    JSON.stringify({ floorModel: 'gpt-5', reviewTimeoutMs: 30_000, reviewTimeoutMsPer1000Chars: 0 }),
+  );
+  reviewerEnv = { OPENAI_BASE_URL: ms.baseURL, OPENAI_API_KEY: 'sk-test' };
+  cc = await startCrosscheck({
+    opencodeUrl: oc.url,
+    password: PASSWORD,
+    dataDir: path.join(root, 'data'),
+    configDir,
+    env: reviewerEnv,
+  });
+  browser = await launchBrowser();
+  page = await browser.newPage();
+  page.on('pageerror', (err) => {
+    pageErrors.push(err.message);
+    console.log(`page error: ${err.message}`);
+  });
+  await page.context().addInitScript(() => {
+    window.__toasts = [];
+    const seen = new WeakSet();
+    const scan = () => {
+      for (const el of document.querySelectorAll('[data-testid="toast"]')) {
+        if (seen.has(el)) continue;
+        seen.add(el);
+        window.__toasts.push({ level: el.getAttribute('data-level'), text: (el.textContent || '').trim() });
+      }
+    };
+    new MutationObserver(scan).observe(document, { subtree: true, childList: true });
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  await cc?.stop();
+  await oc?.dispose();
+  await ms?.close();
+});
+
+const sleep = (n) => new Promise((r) => setTimeout(r, n));
+
+async function until(probe, what, timeoutMs = WAIT) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    try {
+      last = await probe();
+      if (last) return last;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? ` (last error: ${last.message})` : ''}`);
+    }
+    await sleep(100);
+  }
+}
+
+const rows = () => page.locator('[data-testid="reviews-panel"] [data-testid="review-row"]');
+const toasts = () => page.evaluate(() => window.__toasts ?? []);
+
+/** Runs the real `crosscheck gate plan` with the app's data and config dirs. */
+function runGate(args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(crosscheckBin(), ['gate', 'plan', ...args], {
+      env: {
+        ...process.env,
+        CROSSCHECK_DATA_DIR: cc.dataDir,
+        CROSSCHECK_CONFIG_DIR: cc.configDir,
+        ...reviewerEnv,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (s) => (stdout += s));
+    child.stderr.on('data', (s) => (stderr += s));
+    const timer = setTimeout(() => child.kill('SIGKILL'), WAIT);
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+test('the Cold review button reviews a plan-like reply and the Reviews tab shows the findings', async () => {
+  await page.goto(cc.url);
+  await page.locator(`[data-testid="session-item"][data-session-id="${session.id}"]`).click({ timeout: WAIT });
+
+  // The command is offered in the composer's autocomplete, described from the locale.
+  const input = page.locator('[data-testid="chat"] [data-testid="composer-input"]').first();
+  await input.waitFor({ state: 'visible', timeout: WAIT });
+  await input.fill('/cold');
+  const item = page.locator('[data-testid="command-menu"] [data-testid="command-item"][data-name="cold-review"]');
+  await item.waitFor({ state: 'visible', timeout: WAIT });
+  assert.match(await item.innerText(), /Cold review of the latest reply/);
+  await input.fill('');
+
+  // A plan-like reply.
+  ms.script([{ text: PLAN }]);
+  await input.fill('Write the plan for CRLF support');
+  await input.press('Enter');
+  const reply = page.locator('[data-testid="message-assistant"]').filter({ hasText: 'Plan: parse CRLF config files' }).first();
+  await reply.waitFor({ state: 'visible', timeout: WAIT });
+  await until(async () => (await reply.getAttribute('aria-busy')) !== 'true', 'the reply to finish');
+  const replyId = await reply.getAttribute('data-message-id');
+
+  // Review it.
+  ms.script([{ text: FLAGGED_REVIEW }]);
+  const before = ms.chatRequests().length;
+  await reply.hover();
+  const button = reply.locator('[data-testid="cold-review-button"]');
+  assert.equal(await button.getAttribute('aria-label'), 'Cold review');
+  await button.click({ timeout: WAIT });
+
+  // The Reviews tab opens by itself and the row settles as flagged.
+  const panel = page.locator('[data-testid="context-panel"] [data-testid="reviews-panel"]');
+  await panel.waitFor({ state: 'visible', timeout: WAIT });
+  const flagged = page.locator('[data-testid="reviews-panel"] [data-testid="review-row"][data-status="flagged"]');
+  await flagged.first().waitFor({ state: 'visible', timeout: WAIT });
+  assert.equal(await rows().count(), 1);
+  const row = rows().first();
+  assert.equal(await row.getAttribute('data-source'), 'message');
+  assert.equal(await row.getAttribute('data-kind'), 'plan');
+  const rowText = await row.innerText();
+  assert.match(rowText, /Flagged \(1\)/);
+  assert.match(rowText, /gpt-5/);
+  assert.match(rowText, /chat reply/);
+
+  // The review started from the button is selected: draft left, findings right.
+  const detail = page.locator('[data-testid="review-detail"]');
+  await detail.waitFor({ state: 'visible', timeout: WAIT });
+  assert.equal(await detail.getAttribute('data-status'), 'flagged');
+  const draft = page.locator('[data-testid="review-draft"]');
+  await draft.waitFor({ state: 'visible', timeout: WAIT });
+  assert.equal((await draft.innerText()).trim(), PLAN.trim());
+  const findings = page.locator('[data-testid="review-finding"]');
+  assert.equal(await findings.count(), 1);
+  assert.match(await findings.first().innerText(), /^P1 FAIL — "Increments" 1: no file or function is named/);
+  assert.match(await page.locator('[data-testid="review-findings"]').innerText(), /VERDICT: FLAGS \(1\)/);
+  const draftBox = await draft.boundingBox();
+  const findingsBox = await page.locator('[data-testid="review-findings"]').boundingBox();
+  assert.ok(draftBox.x + draftBox.width <= findingsBox.x + 1, 'the draft is left of the findings');
+
+  // What the reviewer got: the reply as a plan from a message, under the P1-P8 prompt.
+  const sent = ms.chatRequests().slice(before);
+  assert.equal(sent.length, 1, 'one reviewer call');
+  assert.equal(sent[0].body.model, 'gpt-5');
+  assert.equal(sent[0].headers.authorization, 'Bearer sk-test');
+  assert.equal('temperature' in sent[0].body, false);
+  assert.match(sent[0].lastUserText, /^PLAN \(message\):/);
+  assert.ok(sent[0].lastUserText.includes(PLAN.trim()));
+  assert.ok(!sent[0].lastUserText.includes('Write the plan for CRLF support'), 'no session context');
+  assert.match(JSON.stringify(sent[0].body.messages), /P8/);
+
+  // The button is free again, and a notice told the outcome.
+  await until(async () => !(await button.isDisabled()), 'the button to be enabled again');
+  const notes = await until(async () => (await toasts()).filter((t) => /flagged/i.test(t.text)), 'the flagged notice');
+  assert.equal(notes[0].level, 'info');
+  assert.deepEqual((await toasts()).filter((t) => t.level === 'error'), []);
+  assert.ok(replyId);
+
+  // For the screenshot: more room for the panel, the session list folded away.
+  await page.getByRole('button', { name: 'Toggle session list' }).click();
+  const separator = page.locator('[data-testid="context-panel"] [role="separator"]');
+  await separator.focus();
+  for (let i = 0; i < 4; i++) await separator.press('Shift+ArrowLeft');
+  await page.evaluate(() => document.activeElement?.blur());
+  for (const close of await page.getByRole('button', { name: 'Dismiss notification' }).all()) await close.click();
+  await page.mouse.move(0, 0);
+  await screenshot(page, 'reviews-panel');
+});
+
+test('a row written by the `crosscheck gate plan` binary appears after a focus refresh and on reopening', async () => {
+  ms.script([{ text: CLEAN_REVIEW }]);
+  const gate = await runGate(['--text', GATE_PLAN, '--cwd', oc.projectDir]);
+  // The first attempt of every plan pauses, even when clean.
+  assert.equal(gate.code, 2, `gate output: ${gate.stdout}\n${gate.stderr}`);
+  assert.match(gate.stderr, /Automated cold review \(Crosscheck\) paused this plan/);
+  assert.match(gate.stderr, /VERDICT: CLEAN/);
+
+  // Another process wrote it: no change was pushed, so the panel still shows one row...
+  assert.equal(await rows().count(), 1);
+  // ...until the window regains focus.
+  await page.evaluate(() => window.dispatchEvent(new Event('focus')));
+  await until(async () => (await rows().count()) === 2, 'the gate row after a focus refresh');
+  const first = rows().first();
+  assert.equal(await first.getAttribute('data-status'), 'clean');
+  assert.equal(await first.getAttribute('data-source'), 'parameter');
+  assert.equal(await rows().nth(1).getAttribute('data-status'), 'flagged');
+
+  // Its text is shown when selected.
+  await first.click();
+  await until(async () => (await page.locator('[data-testid="review-draft"]').innerText()).includes('Gate plan'), "the gate's draft");
+
+  // A second gate run of the same plan proceeds (ledger hit) and changes nothing.
+  const again = await runGate(['--text', GATE_PLAN, '--cwd', oc.projectDir]);
+  assert.equal(again.code, 0, again.stderr);
+
+  // Closing and reopening the tab reloads the list too.
+  await page.locator('[data-testid="context-tab"][data-key="reviews"] [data-testid="close-tab"]').click();
+  await page.locator('[data-testid="reviews-panel"]').waitFor({ state: 'detached', timeout: WAIT });
+  await page.locator('[data-testid="open-reviews"]').click();
+  await page.locator('[data-testid="reviews-panel"]').waitFor({ state: 'visible', timeout: WAIT });
+  await until(async () => (await rows().count()) === 2, 'both rows after reopening');
+  assert.deepEqual(pageErrors, []);
+});
