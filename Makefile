@@ -67,13 +67,16 @@ run: ui opencode build desktop
 serve: ui opencode build
 	exec "$(BIN_DIR)/crosscheck" serve --ui-dir ui/dist
 
-lint: deps ui/node_modules/.installed
+lint: ui
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	cd ui && npm run check
 
-test-rust: build
+test-rust: build opencode
 	$(CARGO) test --workspace --exclude crosscheck-desktop
+	@# ts-rs regenerates the UI's types during the tests: the committed ones must be current.
+	@if git rev-parse --git-dir >/dev/null 2>&1 && [ -n "$$(git status --porcelain -- ui/src/lib/types)" ]; then \
+	  echo "ui/src/lib/types is out of date with the Rust types: commit the regenerated files"; git status --short -- ui/src/lib/types; exit 1; fi
 
 test-ui: ui
 	cd ui && npm test
@@ -88,10 +91,13 @@ test-desktop: desktop opencode
 test: lint test-rust test-ui test-e2e test-desktop
 	@echo "All suites passed."
 
-bench: build
-	$(CARGO) run --release -p crosscheck-opencode --example parse_bench
-	$(CARGO) build --release -p crosscheck-cli
-	$(CARGO) run --release -p crosscheck-cli --example gate_overhead
+bench: deps opencode
+	$(CARGO) build --release -p crosscheck-cli --bins --examples
+	$(CARGO) build --release -p crosscheck-core --example stream_bench
+	$(CARGO) build --release -p crosscheck-opencode --example parse_bench
+	"$(CARGO_TARGET_DIR)/release/examples/parse_bench"
+	"$(CARGO_TARGET_DIR)/release/examples/gate_overhead" "$(CARGO_TARGET_DIR)/release/crosscheck" 50
+	cd tests && CROSSCHECK_STREAM_BENCH="$(CARGO_TARGET_DIR)/release/examples/stream_bench" node bench/event-stream.bench.mjs 200000
 
 deb: ui
 	cd ui && npx --no-install tauri build --bundles deb --config ../src-tauri/tauri.conf.json

@@ -1,6 +1,6 @@
 //! Against a real `opencode serve` (the binary pinned in `tests/package.json`, or `OPENCODE_BIN`):
 //! the supervisor, every client route Crosscheck uses, the event stream, and message ids.
-//! Slow (a few seconds, ~500 MB): run with `cargo test -p crosscheck-opencode --test real_server -- --ignored`.
+//! Needs the pinned binary from `tests/node_modules` (`make test` installs it first) or `OPENCODE_BIN`.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -102,7 +102,7 @@ async fn until<T>(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the real opencode binary (npm install in tests/); slow"]
+
 async fn the_real_server_end_to_end() {
     let root = tempfile::tempdir().expect("tmp");
     let options = options(root.path());
