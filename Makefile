@@ -43,8 +43,10 @@ ui: deps ui/node_modules/.installed
 	cd ui && npm run build
 
 # The pinned OpenCode server (and the end-to-end test tools) live in tests/node_modules.
+# `npm ci` refuses this lock: it lists only the OpenCode platform packages the registry serves
+# here, and npm ci wants every optional one. `npm install --no-save` installs the locked versions.
 tests/node_modules/.installed: tests/package-lock.json
-	cd tests && npm ci --no-audit --no-fund
+	cd tests && npm install --no-audit --no-fund --no-save
 	touch $@
 
 opencode: deps tests/node_modules/.installed
@@ -100,7 +102,8 @@ bench: deps opencode
 	cd tests && CROSSCHECK_STREAM_BENCH="$(CARGO_TARGET_DIR)/release/examples/stream_bench" node bench/event-stream.bench.mjs 200000
 
 deb: ui
-	cd ui && npx --no-install tauri build --bundles deb --config ../src-tauri/tauri.conf.json
+	ui/node_modules/.bin/tauri build --bundles deb
+	@ls "$(CARGO_TARGET_DIR)"/release/bundle/deb/*.deb
 
 clean:
 	rm -rf ui/dist ui/node_modules tests/node_modules
