@@ -17,8 +17,8 @@ use serde_json::value::RawValue;
 use crate::error::{BODY_LIMIT, Error, describe_reqwest, truncate};
 use crate::types::{
     AgentInfo, CommandInfo, CommandRequest, CreateSession, Health, MessagePage, MessageWithParts,
-    ModelInfo, Project, PromptRequest, ProviderCatalog, ProviderInfo, Session, SessionPatch,
-    SessionStatus, lenient,
+    ModelInfo, PermissionReply, PermissionRequest, Project, PromptRequest, ProviderCatalog,
+    ProviderInfo, Session, SessionPatch, SessionStatus, lenient,
 };
 
 /// Characters a query value keeps as they are: RFC 3986 unreserved plus `/` (paths stay readable).
@@ -531,6 +531,41 @@ impl Client {
     ) -> Result<HashMap<String, SessionStatus>, Error> {
         self.get_json("/session/status".into(), &dir_query(directory))
             .await
+    }
+
+    /// `GET /permission[?directory=]`: the permission requests still waiting for an answer.
+    pub async fn permissions(
+        &self,
+        directory: Option<&str>,
+    ) -> Result<Vec<PermissionRequest>, Error> {
+        self.get_json("/permission".into(), &dir_query(directory))
+            .await
+    }
+
+    /// `POST /permission/:id/reply[?directory=]`: answers a permission request with `once`,
+    /// `always` or `reject` (and an optional message). Pending requests live in the server's
+    /// instance of a directory, so pass the session's directory; an unknown or already answered
+    /// id is [`Error::NotFound`].
+    pub async fn reply_permission(
+        &self,
+        request_id: &str,
+        reply: &str,
+        message: Option<&str>,
+        directory: Option<&str>,
+    ) -> Result<(), Error> {
+        let timeout = Some(self.inner.timeouts.request);
+        let path = format!("/permission/{}/reply", segment(request_id));
+        let body = PermissionReply { reply, message };
+        let (call, response) = self
+            .send_json(
+                Method::POST,
+                path,
+                &dir_query(directory),
+                Some(&body),
+                timeout,
+            )
+            .await?;
+        drain(&call, response).await
     }
 
     /// The request that opens `GET /global/event` (auth set, no overall timeout: the stream

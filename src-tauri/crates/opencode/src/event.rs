@@ -7,7 +7,7 @@ use serde::de::{DeserializeSeed, Error as _, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
-use crate::types::{MessageInfo, Part, Session, SessionStatus, lenient};
+use crate::types::{MessageInfo, Part, PermissionRequest, Session, SessionStatus, lenient};
 
 /// One event from the server, with the directory it concerns when the stream says so.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,6 +92,17 @@ pub enum Event {
         /// The user message it created.
         message_id: Option<String>,
     },
+    /// A tool call waits for the user's permission.
+    PermissionAsked(PermissionRequest),
+    /// A permission request was answered (here or by another client).
+    PermissionReplied {
+        /// Session.
+        session_id: String,
+        /// The `per_...` request.
+        request_id: String,
+        /// `once`, `always` or `reject`.
+        reply: String,
+    },
     /// Any other event type, by name.
     Other(String),
 }
@@ -166,6 +177,16 @@ struct PartRemovedProps {
     message_id: String,
     #[serde(rename = "partID")]
     part_id: String,
+}
+
+#[derive(Deserialize)]
+struct PermissionRepliedProps {
+    #[serde(rename = "sessionID")]
+    session_id: String,
+    #[serde(rename = "requestID")]
+    request_id: String,
+    #[serde(default, deserialize_with = "lenient")]
+    reply: String,
 }
 
 #[derive(Deserialize)]
@@ -250,6 +271,15 @@ fn decode_props<'de, D: Deserializer<'de>>(kind: &str, d: D) -> Result<Event, D:
                 session_id: c.session_id,
                 name: c.name,
                 message_id: c.message_id,
+            }
+        }
+        "permission.asked" => Event::PermissionAsked(typed(kind, d)?),
+        "permission.replied" => {
+            let r: PermissionRepliedProps = typed(kind, d)?;
+            Event::PermissionReplied {
+                session_id: r.session_id,
+                request_id: r.request_id,
+                reply: r.reply,
             }
         }
         other => {
@@ -441,6 +471,60 @@ mod tests {
         ] {
             assert!(parse_frame(bad).is_err(), "{bad} should fail");
         }
+    }
+
+    #[test]
+    fn permission_asked_reads_the_request() {
+        let f = r#"{"directory":"/work/p","payload":{"id":"evt_01","type":"permission.asked","properties":{"id":"per_9a1","sessionID":"ses_1","permission":"bash","patterns":["git push origin main"],"metadata":{"command":"git push origin main","description":"Push"},"always":["git push *"],"tool":{"messageID":"msg_2","callID":"call_3"}}}}"#;
+        let env = parse_frame(f).expect("parses");
+        assert_eq!(env.directory.as_deref(), Some("/work/p"));
+        let Event::PermissionAsked(p) = env.event else {
+            panic!("wrong event")
+        };
+        assert_eq!(p.id, "per_9a1");
+        assert_eq!(p.session_id, "ses_1");
+        assert_eq!(p.permission, "bash");
+        assert_eq!(p.patterns, vec!["git push origin main".to_owned()]);
+        assert_eq!(p.always, vec!["git push *".to_owned()]);
+        assert_eq!(p.metadata["description"], "Push");
+        let tool = p.tool.expect("tool");
+        assert_eq!(
+            (tool.message_id.as_str(), tool.call_id.as_str()),
+            ("msg_2", "call_3")
+        );
+    }
+
+    #[test]
+    fn permission_asked_without_tool_and_with_odd_shapes_still_reads() {
+        let f = r#"{"type":"permission.asked","properties":{"id":"per_2","sessionID":"ses_1","permission":"external_directory","patterns":"nope","metadata":[],"always":[]}}"#;
+        let Event::PermissionAsked(p) = parse_event(f).expect("parses") else {
+            panic!("wrong event")
+        };
+        assert_eq!(p.permission, "external_directory");
+        assert!(p.patterns.is_empty());
+        assert!(p.metadata.is_empty());
+        assert_eq!(p.tool, None);
+        assert!(
+            parse_event(r#"{"type":"permission.asked","properties":{"sessionID":"ses_1"}}"#)
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn permission_replied_reads_ids_and_reply() {
+        let f = r#"{"directory":"/work/p","payload":{"id":"evt_02","type":"permission.replied","properties":{"sessionID":"ses_1","requestID":"per_9a1","reply":"always"}}}"#;
+        assert_eq!(
+            parse_frame(f).expect("parses").event,
+            Event::PermissionReplied {
+                session_id: "ses_1".into(),
+                request_id: "per_9a1".into(),
+                reply: "always".into(),
+            }
+        );
+        assert!(
+            parse_event(r#"{"type":"permission.replied","properties":{"sessionID":"ses_1"}}"#)
+                .is_err()
+        );
     }
 
     #[test]

@@ -484,6 +484,60 @@ pub struct CommandInfo {
     pub description: Option<String>,
 }
 
+/// The tool call a permission request belongs to.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct PermissionTool {
+    /// Message of the tool call.
+    #[serde(rename = "messageID", default, deserialize_with = "lenient")]
+    pub message_id: String,
+    /// Tool call id.
+    #[serde(rename = "callID", default, deserialize_with = "lenient")]
+    pub call_id: String,
+}
+
+/// A tool call waiting for the user's permission (`permission.asked`, `GET /permission`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct PermissionRequest {
+    /// `per_...` id.
+    pub id: String,
+    /// Session whose turn waits.
+    #[serde(rename = "sessionID", default, deserialize_with = "lenient")]
+    pub session_id: String,
+    /// What is asked for (`edit`, `bash`, `webfetch`, ...).
+    #[serde(default, deserialize_with = "lenient")]
+    pub permission: String,
+    /// What it would apply to (paths, commands, URLs).
+    #[serde(default, deserialize_with = "lenient")]
+    pub patterns: Vec<String>,
+    /// Details as sent (diffs, commands, ...).
+    #[serde(default, deserialize_with = "lenient")]
+    #[ts(type = "Record<string, unknown>")]
+    pub metadata: Metadata,
+    /// The patterns "always" would allow from now on.
+    #[serde(default, deserialize_with = "lenient")]
+    pub always: Vec<String>,
+    /// The tool call it belongs to, when it is one.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub tool: Option<PermissionTool>,
+}
+
+/// Body of `POST /permission/:id/reply`.
+#[derive(Debug, Clone, Serialize)]
+pub struct PermissionReply<'a> {
+    /// `once`, `always` or `reject`.
+    pub reply: &'a str,
+    /// Why, for a rejection.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<&'a str>,
+}
+
 /// Body of `POST /session`.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CreateSession {

@@ -629,3 +629,56 @@ async fn one_failed_listing_fails_the_union() {
         .expect_err("must not look complete");
     assert!(matches!(err, Error::Status { status: 503, .. }), "{err:?}");
 }
+
+#[tokio::test]
+async fn permissions_are_listed_and_replies_posted() {
+    let server = fake(|seen| match (seen.method.as_str(), seen.path.as_str()) {
+        ("GET", "/permission") => Reply::json(json!([
+            {"id": "per_1", "sessionID": "ses_1", "permission": "edit", "patterns": ["src/a.rs"],
+             "metadata": {"filepath": "src/a.rs"}, "always": ["*"],
+             "tool": {"messageID": "msg_1", "callID": "call_1"}}
+        ])),
+        ("POST", "/permission/per_gone/reply") => Reply::raw(
+            404,
+            json!({"name": "PermissionNotFoundError", "data": {"message": "Permission not found: per_gone"}})
+                .to_string(),
+        ),
+        _ => Reply::json(json!(true)),
+    })
+    .await;
+    let client = server.client();
+    let pending = client.permissions(Some("/w p")).await.expect("list");
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].id, "per_1");
+    assert_eq!(pending[0].patterns, vec!["src/a.rs".to_owned()]);
+    client
+        .reply_permission("per_1", "once", None, Some("/w p"))
+        .await
+        .expect("reply once");
+    client
+        .reply_permission("per_1", "reject", Some("not now"), None)
+        .await
+        .expect("reply reject");
+    let err = client
+        .reply_permission("per_gone", "always", None, None)
+        .await
+        .expect_err("404");
+    assert!(
+        matches!(&err, Error::NotFound { what } if what == "Permission not found: per_gone"),
+        "{err:?}"
+    );
+    let seen = server.seen();
+    assert_eq!(seen[0].uri, "/permission?directory=/w%20p");
+    assert_eq!(
+        (seen[1].method.as_str(), seen[1].uri.as_str()),
+        ("POST", "/permission/per_1/reply?directory=/w%20p")
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&seen[1].body).expect("json"),
+        json!({"reply": "once"})
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&seen[2].body).expect("json"),
+        json!({"reply": "reject", "message": "not now"})
+    );
+}
