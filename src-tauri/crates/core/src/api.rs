@@ -9,7 +9,8 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 use crate::api_types::{
-    ApiError, Change, CommandEntry, ModelChoice, Request, Sent, Snapshot, Stamped, TranscriptPage,
+    ApiError, Change, CommandEntry, ModelChoice, PermissionReplyKind, Request, Sent, Snapshot,
+    Stamped, TranscriptPage,
 };
 use crate::core::Core;
 use crate::db::SavedTabs;
@@ -163,6 +164,14 @@ impl Api {
                 core.client()?.abort(&session_id).await?;
                 Ok(Value::Null)
             }
+            Request::ReplyPermission {
+                session_id,
+                request_id,
+                reply,
+            } => {
+                reply_permission(core, &session_id, &request_id, reply).await?;
+                Ok(Value::Null)
+            }
             Request::Providers { directory } => {
                 json(core.client()?.providers(directory.as_deref()).await?)
             }
@@ -247,14 +256,15 @@ impl Api {
     /// Everything for the UI's first frame.
     pub fn snapshot(&self) -> Snapshot {
         let saved = self.core.inner.db.tabs();
-        let (seq, sessions, statuses) = self
+        let (seq, sessions, statuses, permissions) = self
             .core
-            .read_store(|s, seq| (seq, s.sessions(), s.statuses()));
+            .read_store(|s, seq| (seq, s.sessions(), s.statuses(), s.permissions()));
         Snapshot {
             seq,
             connection: self.core.connection(),
             sessions,
             statuses,
+            permissions,
             settings: self.core.settings(),
             tabs: saved.tabs,
             active_tab: saved.active,
@@ -372,6 +382,29 @@ pub(crate) async fn follow_transcript(core: &Core, session_id: &str) -> Result<(
         ((), None)
     });
     Ok(())
+}
+
+/// Answers a permission request in its session's directory. Once the server took the answer,
+/// or says the request is gone (answered elsewhere, or the turn ended), it is no longer pending.
+async fn reply_permission(
+    core: &Core,
+    session_id: &str,
+    request_id: &str,
+    reply: PermissionReplyKind,
+) -> Result<()> {
+    let client = core.client()?;
+    let directory = core.read_store(|s, _| {
+        s.session(session_id)
+            .map(|session| session.directory.clone())
+            .filter(|d| !d.is_empty())
+    });
+    let answered = client
+        .reply_permission(request_id, reply.as_str(), None, directory.as_deref())
+        .await;
+    if answered.is_ok() || answered.as_ref().is_err_and(|e| e.is_not_found()) {
+        core.with_store(|s| ((), s.resolve_permission(session_id, request_id)));
+    }
+    answered.map_err(Into::into)
 }
 
 async fn open_session(core: &Core, session_id: &str) -> Result<TranscriptPage> {

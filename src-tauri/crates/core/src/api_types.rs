@@ -4,7 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use crosscheck_opencode::{MessageInfo, MessageWithParts, ModelRef, Part, Session, SessionStatus};
+use crosscheck_opencode::{
+    MessageInfo, MessageWithParts, ModelRef, Part, PermissionRequest, Session, SessionStatus,
+};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -92,6 +94,15 @@ pub enum Request {
     Abort {
         /// Session.
         session_id: String,
+    },
+    /// Answers a pending permission request. Returns `null`.
+    ReplyPermission {
+        /// Session whose turn waits.
+        session_id: String,
+        /// The `per_...` request.
+        request_id: String,
+        /// The answer.
+        reply: PermissionReplyKind,
     },
     /// Providers and models for the picker. Returns a `ProviderCatalog`.
     Providers {
@@ -316,6 +327,30 @@ pub enum Connection {
     },
 }
 
+/// An answer to a permission request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+#[ts(export)]
+pub enum PermissionReplyKind {
+    /// Allow this call only.
+    Once,
+    /// Allow this and matching calls from now on.
+    Always,
+    /// Refuse the call.
+    Reject,
+}
+
+impl PermissionReplyKind {
+    /// The word the server expects.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Once => "once",
+            Self::Always => "always",
+            Self::Reject => "reject",
+        }
+    }
+}
+
 /// What the UI needs for its first frame.
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -330,6 +365,8 @@ pub struct Snapshot {
     pub sessions: Vec<Session>,
     /// Non-idle statuses by session id.
     pub statuses: BTreeMap<String, SessionStatus>,
+    /// Pending permission requests, grouped by session.
+    pub permissions: Vec<PermissionRequest>,
     /// Settings.
     pub settings: Settings,
     /// Context panel tabs, in order.
@@ -389,6 +426,8 @@ pub enum Change {
         sessions: Vec<Session>,
         /// Non-idle statuses.
         statuses: BTreeMap<String, SessionStatus>,
+        /// Pending permission requests (replacing all known ones).
+        permissions: Vec<PermissionRequest>,
     },
     /// A session was created or changed.
     SessionUpserted {
@@ -406,6 +445,18 @@ pub enum Change {
         session_id: String,
         /// Status.
         status: SessionStatus,
+    },
+    /// A tool call waits for the user's permission.
+    PermissionAsked {
+        /// The request.
+        request: PermissionRequest,
+    },
+    /// A permission request was answered (here or elsewhere) and is no longer pending.
+    PermissionResolved {
+        /// Session.
+        session_id: String,
+        /// The `per_...` request.
+        request_id: String,
     },
     /// An open transcript was reloaded (after reconnecting).
     TranscriptReset {

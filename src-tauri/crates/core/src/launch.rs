@@ -46,3 +46,13 @@ fn search_dirs(cwd: &Path) -> Vec<PathBuf> {
     }
     dirs
 }
+
+/// Sends the apps' logs to stderr, filtered by `CROSSCHECK_LOG` (default `warn`).
+pub fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CROSSCHECK_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}

@@ -1,10 +1,13 @@
-//! The in-memory state: sessions, statuses, and the transcripts of sessions someone follows.
+//! The in-memory state: sessions, statuses, pending permission requests, and the transcripts
+//! of sessions someone follows.
 //! Applying an event mutates in place (deltas append to the part's text) and returns the
 //! [`Change`] the UI needs, never a copy of a whole transcript.
 
 use std::collections::{BTreeMap, HashMap};
 
-use crosscheck_opencode::{Event, MessageInfo, MessageWithParts, Part, Session, SessionStatus};
+use crosscheck_opencode::{
+    Event, MessageInfo, MessageWithParts, Part, PermissionRequest, Session, SessionStatus,
+};
 
 use crate::api_types::{Change, TranscriptPage};
 
@@ -154,6 +157,8 @@ pub fn assistant_text(message: &MessageWithParts) -> String {
 pub struct Store {
     sessions: HashMap<String, Session>,
     statuses: HashMap<String, SessionStatus>,
+    /// Pending permission requests: by session, then by request id.
+    permissions: BTreeMap<String, BTreeMap<String, PermissionRequest>>,
     transcripts: HashMap<String, Transcript>,
 }
 
@@ -189,6 +194,41 @@ impl Store {
             .get(id)
             .cloned()
             .unwrap_or_else(SessionStatus::idle)
+    }
+
+    /// Pending permission requests, grouped by session, each session's in id order.
+    pub fn permissions(&self) -> Vec<PermissionRequest> {
+        self.permissions
+            .values()
+            .flat_map(|by_id| by_id.values().cloned())
+            .collect()
+    }
+
+    /// A pending permission request.
+    pub fn permission(&self, session_id: &str, request_id: &str) -> Option<&PermissionRequest> {
+        self.permissions.get(session_id)?.get(request_id)
+    }
+
+    /// Keeps a pending permission request (replacing one with the same id).
+    pub fn add_permission(&mut self, request: PermissionRequest) -> Change {
+        self.permissions
+            .entry(request.session_id.clone())
+            .or_default()
+            .insert(request.id.clone(), request.clone());
+        Change::PermissionAsked { request }
+    }
+
+    /// Forgets an answered permission request; `None` when it was not pending.
+    pub fn resolve_permission(&mut self, session_id: &str, request_id: &str) -> Option<Change> {
+        let by_id = self.permissions.get_mut(session_id)?;
+        by_id.remove(request_id)?;
+        if by_id.is_empty() {
+            self.permissions.remove(session_id);
+        }
+        Some(Change::PermissionResolved {
+            session_id: session_id.to_owned(),
+            request_id: request_id.to_owned(),
+        })
     }
 
     /// A followed transcript.
@@ -246,19 +286,28 @@ impl Store {
         })
     }
 
-    /// Replaces sessions and statuses after a (re)connect.
+    /// Replaces sessions, statuses and pending permission requests after a (re)connect.
     pub fn reset_sessions(
         &mut self,
         sessions: Vec<Session>,
         statuses: HashMap<String, SessionStatus>,
+        permissions: Vec<PermissionRequest>,
     ) -> Change {
         self.sessions = sessions.into_iter().map(|s| (s.id.clone(), s)).collect();
         self.statuses = statuses.into_iter().filter(|(_, s)| !s.is_idle()).collect();
+        self.permissions.clear();
+        for request in permissions {
+            self.permissions
+                .entry(request.session_id.clone())
+                .or_default()
+                .insert(request.id.clone(), request);
+        }
         self.transcripts
             .retain(|id, _| self.sessions.contains_key(id));
         Change::SessionsReset {
             sessions: self.sessions(),
             statuses: self.statuses(),
+            permissions: self.permissions(),
         }
     }
 
@@ -272,6 +321,7 @@ impl Store {
     pub fn remove_session(&mut self, id: &str) -> Change {
         self.sessions.remove(id);
         self.statuses.remove(id);
+        self.permissions.remove(id);
         self.transcripts.remove(id);
         Change::SessionRemoved {
             session_id: id.to_owned(),
@@ -344,6 +394,12 @@ impl Store {
                         part_id,
                     })
             }
+            Event::PermissionAsked(request) => Some(self.add_permission(request)),
+            Event::PermissionReplied {
+                session_id,
+                request_id,
+                ..
+            } => self.resolve_permission(&session_id, &request_id),
             Event::ServerConnected
             | Event::Heartbeat
             | Event::SessionError { .. }
@@ -464,8 +520,83 @@ mod tests {
                 ..Default::default()
             }],
             HashMap::new(),
+            Vec::new(),
         );
         assert!(store.status("a").is_idle());
+    }
+
+    fn asked(id: &str, session_id: &str) -> Event {
+        let frame = format!(
+            r#"{{"directory":"/p","payload":{{"id":"evt_1","type":"permission.asked","properties":{{"id":"{id}","sessionID":"{session_id}","permission":"bash","patterns":["rm -rf build"],"metadata":{{"command":"rm -rf build"}},"always":["rm *"],"tool":{{"messageID":"msg_1","callID":"call_1"}}}}}}}}"#
+        );
+        parse_frame(&frame).expect("parses").event
+    }
+
+    fn replied(id: &str, session_id: &str) -> Event {
+        Event::PermissionReplied {
+            session_id: session_id.into(),
+            request_id: id.into(),
+            reply: "once".into(),
+        }
+    }
+
+    #[test]
+    fn permissions_are_kept_until_replied() {
+        let mut store = Store::default();
+        let Some(Change::PermissionAsked { request }) = store.apply(asked("per_2", "ses_b")) else {
+            panic!("expected PermissionAsked")
+        };
+        assert_eq!(request.patterns, ["rm -rf build"]);
+        store.apply(asked("per_1", "ses_a"));
+        store.apply(asked("per_3", "ses_b"));
+        let ids: Vec<_> = store.permissions().into_iter().map(|p| p.id).collect();
+        assert_eq!(
+            ids,
+            ["per_1", "per_2", "per_3"],
+            "grouped by session, by id"
+        );
+        assert!(store.permission("ses_b", "per_2").is_some());
+
+        let change = store.apply(replied("per_2", "ses_b"));
+        assert!(matches!(
+            change,
+            Some(Change::PermissionResolved { ref session_id, ref request_id })
+                if session_id == "ses_b" && request_id == "per_2"
+        ));
+        assert!(store.permission("ses_b", "per_2").is_none());
+        // A reply to something not pending (answered here already, or never seen) is no change.
+        assert!(store.apply(replied("per_2", "ses_b")).is_none());
+        assert!(store.apply(replied("per_9", "ses_z")).is_none());
+        assert_eq!(store.permissions().len(), 2);
+    }
+
+    #[test]
+    fn asking_again_replaces_and_removing_a_session_drops_its_permissions() {
+        let mut store = Store::default();
+        store.apply(asked("per_1", "ses_a"));
+        store.apply(asked("per_1", "ses_a"));
+        store.apply(asked("per_2", "ses_b"));
+        assert_eq!(store.permissions().len(), 2);
+        store.remove_session("ses_a");
+        let ids: Vec<_> = store.permissions().into_iter().map(|p| p.id).collect();
+        assert_eq!(ids, ["per_2"]);
+    }
+
+    #[test]
+    fn reset_replaces_the_pending_permissions() {
+        let mut store = Store::default();
+        store.apply(asked("per_old", "ses_a"));
+        let Event::PermissionAsked(fresh) = asked("per_new", "ses_b") else {
+            unreachable!()
+        };
+        let change = store.reset_sessions(Vec::new(), HashMap::new(), vec![fresh]);
+        let Change::SessionsReset { permissions, .. } = change else {
+            panic!("expected SessionsReset")
+        };
+        assert_eq!(permissions.len(), 1);
+        assert_eq!(permissions[0].id, "per_new");
+        assert!(store.permission("ses_a", "per_old").is_none());
+        assert!(store.permission("ses_b", "per_new").is_some());
     }
 
     #[test]

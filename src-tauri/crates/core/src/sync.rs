@@ -1,8 +1,9 @@
 //! Keeps the store in step with the server: starts or attaches to it, follows its event
-//! stream, and after every (re)connect reloads sessions, statuses and followed transcripts
+//! stream, and after every (re)connect reloads sessions, statuses, pending permission requests
+//! and followed transcripts
 //! from the server, so nothing stays "busy" that went idle while we were away.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
 use crosscheck_opencode::{
     Client, ServerConfig, ServerState, StreamItem, Supervisor, spawn_event_stream,
@@ -123,7 +124,16 @@ pub(crate) async fn resync(core: &Core, client: &Client) -> Result<String> {
     for dir in &directories {
         statuses.extend(client.statuses(Some(dir)).await?);
     }
-    core.with_store(|store| ((), Some(store.reset_sessions(sessions, statuses))));
+    let mut permissions = client.permissions(None).await?;
+    for dir in &directories {
+        permissions.extend(client.permissions(Some(dir)).await?);
+    }
+    let mut seen = HashSet::new();
+    permissions.retain(|p| seen.insert(p.id.clone()));
+    core.with_store(|store| {
+        let change = store.reset_sessions(sessions, statuses, permissions);
+        ((), Some(change))
+    });
     let followed = core.read_store(|s, _| s.followed());
     for id in followed {
         reload_transcript(core, client, &id).await?;

@@ -4,6 +4,7 @@ import type { FlowState } from "./FlowState";
 import type { MessageInfo } from "./MessageInfo";
 import type { Notice } from "./Notice";
 import type { Part } from "./Part";
+import type { PermissionRequest } from "./PermissionRequest";
 import type { ReviewProgress } from "./ReviewProgress";
 import type { Session } from "./Session";
 import type { SessionStatus } from "./SessionStatus";
@@ -26,7 +27,11 @@ sessions: Array<Session>,
 /**
  * Non-idle statuses.
  */
-statuses: { [key in string]?: SessionStatus }, } | { "type": "sessionUpserted", 
+statuses: { [key in string]?: SessionStatus }, 
+/**
+ * Pending permission requests (replacing all known ones).
+ */
+permissions: Array<PermissionRequest>, } | { "type": "sessionUpserted", 
 /**
  * The session.
  */
@@ -42,7 +47,19 @@ sessionId: string,
 /**
  * Status.
  */
-status: SessionStatus, } | { "type": "transcriptReset", 
+status: SessionStatus, } | { "type": "permissionAsked", 
+/**
+ * The request.
+ */
+request: PermissionRequest, } | { "type": "permissionResolved", 
+/**
+ * Session.
+ */
+sessionId: string, 
+/**
+ * The `per_...` request.
+ */
+requestId: string, } | { "type": "transcriptReset", 
 /**
  * The reloaded window.
  */

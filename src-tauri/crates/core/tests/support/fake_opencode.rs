@@ -2,7 +2,7 @@
 //! 1.18.33 for the routes the core uses (see `/work/shared/notes/opencode-server.md`):
 //! sessions with metadata that PATCH replaces whole, paged transcripts, `prompt_async` that
 //! answers 204 at once and then plays one turn on `/global/event` in the real order, abort,
-//! statuses and the catalogs.
+//! statuses, pending permission requests and their replies, and the catalogs.
 //!
 //! Tests script it: the reply of the next turn of a session (text, a delay in tokio time, an
 //! assistant error, an abort, or a hang), one-shot 500s for the next PATCH/DELETE of a session,
@@ -152,6 +152,8 @@ pub struct FakeState {
     pub turns_done: HashMap<String, usize>,
     /// How many event streams were opened (accepted ones).
     pub streams_opened: usize,
+    /// Pending permission requests by id, as the server sends them.
+    pub permissions: BTreeMap<String, Value>,
     replies: HashMap<String, VecDeque<Reply>>,
     any_replies: VecDeque<Reply>,
     default_replies: usize,
@@ -336,6 +338,36 @@ impl FakeOpencode {
         self.shared.bump();
     }
 
+    /// Makes a tool call of `session_id` ask for `permission` on `patterns`, emitting
+    /// `permission.asked`. Returns the `per_...` id.
+    pub fn ask_permission(&self, session_id: &str, permission: &str, patterns: &[&str]) -> String {
+        let id = ids::ascending("per");
+        let request = json!({
+            "id": id, "sessionID": session_id, "permission": permission, "patterns": patterns,
+            "metadata": {}, "always": patterns,
+            "tool": {"messageID": ids::message_id(), "callID": format!("call_{id}")},
+        });
+        let mut st = self.shared.lock();
+        let dir = st
+            .sessions
+            .get(session_id)
+            .and_then(|s| s["directory"].as_str())
+            .map_or_else(|| self.directory.clone(), str::to_owned);
+        st.permissions.insert(id.clone(), request.clone());
+        self.shared.emit(&dir, "permission.asked", request);
+        drop(st);
+        self.shared.bump();
+        id
+    }
+
+    /// Answers a pending permission request without emitting anything, as if another client
+    /// answered it while nobody listened. Returns whether it was pending.
+    pub fn answer_permission_silently(&self, id: &str) -> bool {
+        let removed = self.shared.lock().permissions.remove(id).is_some();
+        self.shared.bump();
+        removed
+    }
+
     /// The session as the server has it.
     pub fn session(&self, id: &str) -> Option<Value> {
         self.with_state(|s| s.sessions.get(id).cloned())
@@ -459,6 +491,10 @@ fn route_of(method: &Method, path: &str) -> (String, Option<String>) {
         ["session", id] => (format!("{method} /session/:id"), Some((*id).to_owned())),
         ["session", id, rest] => (
             format!("{method} /session/:id/{rest}"),
+            Some((*id).to_owned()),
+        ),
+        ["permission", id, "reply"] => (
+            format!("{method} /permission/:id/reply"),
             Some((*id).to_owned()),
         ),
         _ => (format!("{method} {path}"), None),
@@ -616,6 +652,48 @@ async fn route_request(
                 .unwrap_or_else(ids::message_id);
             tokio::spawn(run_turn(shared.clone(), id.to_owned(), user_id, body));
             StatusCode::NO_CONTENT.into_response()
+        }
+        "GET /permission" => {
+            let st = shared.lock();
+            let list: Vec<Value> = st
+                .permissions
+                .values()
+                .filter(|p| {
+                    directory.as_deref().is_none_or(|d| {
+                        p["sessionID"]
+                            .as_str()
+                            .and_then(|sid| st.sessions.get(sid))
+                            .is_some_and(|s| s["directory"] == d)
+                    })
+                })
+                .cloned()
+                .collect();
+            json_response(StatusCode::OK, Value::Array(list))
+        }
+        "POST /permission/:id/reply" => {
+            let reply = body["reply"].as_str().unwrap_or_default().to_owned();
+            if !["once", "always", "reject"].contains(&reply.as_str()) {
+                return bad_request("reply must be once, always or reject");
+            }
+            let mut st = shared.lock();
+            let Some(request) = st.permissions.remove(id) else {
+                return json_response(
+                    StatusCode::NOT_FOUND,
+                    json!({"name": "PermissionNotFoundError", "data": {"message": format!("Permission not found: {id}")}}),
+                );
+            };
+            let sid = request["sessionID"].clone();
+            let dir = sid
+                .as_str()
+                .and_then(|s| st.sessions.get(s))
+                .and_then(|s| s["directory"].as_str())
+                .map_or_else(|| st.directory.clone(), str::to_owned);
+            shared.emit(
+                &dir,
+                "permission.replied",
+                json!({"sessionID": sid, "requestID": id, "reply": reply}),
+            );
+            json_response(StatusCode::OK, json!(true))
         }
         "POST /session/:id/abort" => {
             let sender = shared.lock().running.remove(id);

@@ -17,6 +17,7 @@ use crosscheck_review::{Env, Logger};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+#[allow(unused_imports)] // not every test crate scripts replies
 pub use fake_opencode::{FakeOpencode, Reply};
 
 /// A generous limit for things that take milliseconds when they work.
