@@ -274,6 +274,7 @@ async function api(req) {
         connection: { state: 'ready', url: 'http://127.0.0.1:4096', version: '1.18.33', managed: true },
         sessions: [...sessions.values()],
         statuses,
+        permissions: [],
         settings,
         tabs,
         ...(activeTab ? { activeTab } : {}),

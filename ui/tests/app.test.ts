@@ -28,6 +28,7 @@ const snapshot: Snapshot = {
     session('ses_other', 'Elsewhere', '/home/dev/other', 50),
   ],
   statuses: {},
+  permissions: [],
   settings: { theme: 'light', locale: 'en', handoffTimeoutMs: 1_800_000 },
   tabs: [],
   flows: [],
@@ -171,5 +172,47 @@ describe('App', () => {
     search.value = '';
     search.dispatchEvent(new Event('input', { bubbles: true }));
     await settle();
+  });
+
+  it('shows a permission request in the chat and the sidebar, and answers it', async () => {
+    push([
+      {
+        seq: 20,
+        change: {
+          type: 'permissionAsked',
+          request: {
+            id: 'per_1',
+            sessionID: 'ses_rev',
+            permission: 'bash',
+            patterns: ['git push origin main'],
+            metadata: {},
+            always: ['git push *'],
+          },
+        },
+      },
+    ]);
+    const card = () => $('[data-testid="chat"][data-session-id="ses_rev"] [data-testid="permission-request"]');
+    await vi.waitFor(() => expect(card()).not.toBeNull());
+    expect(card()!.textContent).toContain('bash');
+    expect(card()!.textContent).toContain('git push origin main');
+    expect($('[data-session-id="ses_rev"] [data-testid="session-permission"]')!.textContent).toContain('Needs permission');
+    const buttons = [...card()!.querySelectorAll<HTMLButtonElement>('button[data-reply]')];
+    expect(buttons.map((b) => [b.dataset.reply, b.textContent?.trim()])).toEqual([
+      ['once', 'Allow once'],
+      ['always', 'Always allow'],
+      ['reject', 'Reject'],
+    ]);
+    buttons[0].click();
+    await vi.waitFor(() =>
+      expect(requests.find((r) => r.cmd === 'replyPermission')).toEqual({
+        cmd: 'replyPermission',
+        sessionId: 'ses_rev',
+        requestId: 'per_1',
+        reply: 'once',
+      }),
+    );
+    push([{ seq: 21, change: { type: 'permissionResolved', sessionId: 'ses_rev', requestId: 'per_1' } }]);
+    await vi.waitFor(() => expect(card()).toBeNull());
+    expect($('[data-session-id="ses_rev"] [data-testid="session-permission"]')).toBeNull();
   });
 });

@@ -10,6 +10,7 @@ function setup() {
     connection: { state: 'connecting' },
     sessions: [],
     statuses: {},
+    permissions: [],
     settings: { theme: 'system', locale: '', handoffTimeoutMs: 1 },
     tabs: [],
     flows: [],

@@ -3,6 +3,7 @@ import { Store } from '$lib/state/store.svelte';
 import type { Change } from '$lib/types/Change';
 import type { MessageWithParts } from '$lib/types/MessageWithParts';
 import type { Part } from '$lib/types/Part';
+import type { PermissionRequest } from '$lib/types/PermissionRequest';
 import type { Session } from '$lib/types/Session';
 import type { Snapshot } from '$lib/types/Snapshot';
 import type { Stamped } from '$lib/types/Stamped';
@@ -26,6 +27,7 @@ function snapshot(over: Partial<Snapshot> = {}): Snapshot {
     connection: { state: 'ready', url: 'http://127.0.0.1:4096', version: '1.0.0', managed: true },
     sessions: [session('s1'), session('s2')],
     statuses: { s2: { type: 'busy' } },
+    permissions: [],
     settings: { theme: 'dark', locale: 'de', handoffTimeoutMs: 60_000 },
     tabs: [],
     flows: [],
@@ -99,7 +101,7 @@ describe('store: snapshot', () => {
     const store = new Store();
     store.applySnapshot(snapshot());
     expect(store.statusOf('s2')).toBe('busy');
-    store.enqueue([at(11, { type: 'sessionsReset', sessions: [session('s2'), session('s4')], statuses: {} })]);
+    store.enqueue([at(11, { type: 'sessionsReset', sessions: [session('s2'), session('s4')], statuses: {}, permissions: [] })]);
     store.flush();
     expect([...store.sessions.keys()].sort()).toEqual(['s2', 's4']);
     expect(store.statusOf('s2')).toBe('idle');
@@ -380,5 +382,81 @@ describe('store: cold reviews', () => {
     store.upsertReview(progress('running'));
     expect(store.reviews.get('rvw_1')?.status).toBe('done');
     expect(store.reviewsVersion).toBe(v0 + 2);
+  });
+});
+
+function permission(id: string, sessionID: string, over: Partial<PermissionRequest> = {}): PermissionRequest {
+  return {
+    id,
+    sessionID,
+    permission: 'bash',
+    patterns: ['git push origin main'],
+    metadata: { command: 'git push origin main' },
+    always: ['git push *'],
+    tool: { messageID: 'm1', callID: 'call_1' },
+    ...over,
+  };
+}
+
+describe('store: permission requests', () => {
+  it('takes pending permissions from the snapshot, grouped per session in id order', () => {
+    const store = new Store();
+    store.applySnapshot(snapshot({ permissions: [permission('per_2', 's1'), permission('per_3', 's2'), permission('per_1', 's1')] }));
+    expect(store.permissionsOf('s1').map((p) => p.id)).toEqual(['per_1', 'per_2']);
+    expect(store.permissionsOf('s2').map((p) => p.id)).toEqual(['per_3']);
+    expect(store.permissionsOf('s3')).toEqual([]);
+  });
+
+  it('tolerates a snapshot without permissions (older backend)', () => {
+    const store = new Store();
+    const old = snapshot() as Partial<Snapshot>;
+    delete old.permissions;
+    store.applySnapshot(old as Snapshot);
+    expect(store.permissions.size).toBe(0);
+  });
+
+  it('adds asked permissions and removes resolved ones, ignoring stale changes', () => {
+    const store = new Store();
+    store.applySnapshot(snapshot());
+    store.enqueue([
+      at(11, { type: 'permissionAsked', request: permission('per_1', 's1') }),
+      at(12, { type: 'permissionAsked', request: permission('per_2', 's1', { permission: 'edit', patterns: ['src/a.ts'] }) }),
+      at(10, { type: 'permissionAsked', request: permission('per_old', 's1') }),
+    ]);
+    store.flush();
+    expect(store.permissionsOf('s1').map((p) => [p.id, p.permission])).toEqual([
+      ['per_1', 'bash'],
+      ['per_2', 'edit'],
+    ]);
+    store.enqueue([at(13, { type: 'permissionResolved', sessionId: 's1', requestId: 'per_1' })]);
+    store.flush();
+    expect(store.permissionsOf('s1').map((p) => p.id)).toEqual(['per_2']);
+    // Resolving something unknown changes nothing.
+    store.enqueue([at(14, { type: 'permissionResolved', sessionId: 's1', requestId: 'per_x' })]);
+    store.flush();
+    expect(store.permissions.size).toBe(1);
+  });
+
+  it('a sessions reset replaces the pending permissions (answered while away disappear)', () => {
+    const store = new Store();
+    store.applySnapshot(snapshot({ permissions: [permission('per_1', 's1'), permission('per_2', 's2')] }));
+    store.enqueue([
+      at(11, {
+        type: 'sessionsReset',
+        sessions: [session('s1'), session('s2')],
+        statuses: {},
+        permissions: [permission('per_2', 's2'), permission('per_3', 's1')],
+      }),
+    ]);
+    store.flush();
+    expect([...store.permissions.keys()].sort()).toEqual(['per_2', 'per_3']);
+  });
+
+  it('forgets the permissions of a removed session', () => {
+    const store = new Store();
+    store.applySnapshot(snapshot({ permissions: [permission('per_1', 's1'), permission('per_2', 's2')] }));
+    store.enqueue([at(11, { type: 'sessionRemoved', sessionId: 's1' })]);
+    store.flush();
+    expect([...store.permissions.keys()]).toEqual(['per_2']);
   });
 });

@@ -53,6 +53,17 @@ export const de: Record<MessageKey, string> = {
   'sessionStatus.retry': 'Neuer Versuch',
   'sessionStatus.retryDetail': 'Versuch {attempt}: {message}',
   'sessionStatus.other': 'Status: {status}',
+  'sessionStatus.permission': 'Braucht Erlaubnis',
+  'sessionStatus.permissionTitle': 'Wartet auf deine Erlaubnis ({count})',
+
+  'permission.label': 'Berechtigungsanfrage: {permission}',
+  'permission.title': 'Der Agent bittet um Erlaubnis',
+  'permission.patterns': 'Betrifft',
+  'permission.alwaysHint': '„Immer erlauben“ erlaubt ab jetzt auch: {patterns}',
+  'permission.once': 'Einmal erlauben',
+  'permission.always': 'Immer erlauben',
+  'permission.reject': 'Ablehnen',
+  'permission.sending': 'Antwort wird gesendet…',
 
   'time.justNow': 'gerade eben',
 

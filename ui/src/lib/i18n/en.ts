@@ -52,6 +52,17 @@ export const en = {
   'sessionStatus.retry': 'Retrying',
   'sessionStatus.retryDetail': 'Retry {attempt}: {message}',
   'sessionStatus.other': 'Status: {status}',
+  'sessionStatus.permission': 'Needs permission',
+  'sessionStatus.permissionTitle': 'Waiting for your permission ({count})',
+
+  'permission.label': 'Permission request: {permission}',
+  'permission.title': 'The agent asks for permission',
+  'permission.patterns': 'Applies to',
+  'permission.alwaysHint': '“Always allow” also allows from now on: {patterns}',
+  'permission.once': 'Allow once',
+  'permission.always': 'Always allow',
+  'permission.reject': 'Reject',
+  'permission.sending': 'Sending the answer…',
 
   'time.justNow': 'just now',
 

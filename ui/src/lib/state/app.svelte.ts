@@ -6,6 +6,7 @@ import { t, tError, tNotice } from '$lib/i18n/index.svelte';
 import type { FlowState } from '$lib/types/FlowState';
 import type { LedgerEntry } from '$lib/types/LedgerEntry';
 import type { ModelChoice } from '$lib/types/ModelChoice';
+import type { PermissionReplyKind } from '$lib/types/PermissionReplyKind';
 import type { PromptTemplate } from '$lib/types/PromptTemplate';
 import type { Request } from '$lib/types/Request';
 import type { ReviewDetail } from '$lib/types/ReviewDetail';
@@ -252,6 +253,11 @@ export function runCommand(sessionId: string, command: string, args: string, cho
 
 export function abort(sessionId: string): Promise<null> {
   return call<null>({ cmd: 'abort', sessionId });
+}
+
+/** Answers a pending permission request; the backend pushes its resolution. */
+export function replyPermission(sessionId: string, requestId: string, reply: PermissionReplyKind): Promise<null> {
+  return call<null>({ cmd: 'replyPermission', sessionId, requestId, reply });
 }
 
 export async function transfer(sessionId: string, messageId: string): Promise<TransferResult> {

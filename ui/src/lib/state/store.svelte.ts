@@ -9,6 +9,7 @@ import type { Change } from '$lib/types/Change';
 import type { Connection } from '$lib/types/Connection';
 import type { FlowState } from '$lib/types/FlowState';
 import type { Notice } from '$lib/types/Notice';
+import type { PermissionRequest } from '$lib/types/PermissionRequest';
 import type { ReviewProgress } from '$lib/types/ReviewProgress';
 import type { Session } from '$lib/types/Session';
 import type { SessionStatus } from '$lib/types/SessionStatus';
@@ -67,6 +68,8 @@ export class Store {
   readonly sessions = new SvelteMap<string, Session>();
   /** Non-idle statuses. */
   readonly statuses = new SvelteMap<string, SessionStatus>();
+  /** Pending permission requests, by request id. */
+  readonly permissions = new SvelteMap<string, PermissionRequest>();
   settings: Settings = $state.raw(DEFAULT_SETTINGS);
   tabs: Tab[] = $state.raw([]);
   activeTab: string | null = $state(null);
@@ -175,7 +178,7 @@ export class Store {
     this.flush();
     this.seq = snapshot.seq;
     this.connection = snapshot.connection;
-    this.resetSessions(snapshot.sessions, snapshot.statuses);
+    this.resetSessions(snapshot.sessions, snapshot.statuses, snapshot.permissions ?? []);
     this.settings = snapshot.settings;
     this.tabs = dedupeTabs(snapshot.tabs);
     this.activeTab =
@@ -265,7 +268,7 @@ export class Store {
         this.connection = change.connection;
         break;
       case 'sessionsReset':
-        this.resetSessions(change.sessions, change.statuses);
+        this.resetSessions(change.sessions, change.statuses, change.permissions ?? []);
         break;
       case 'sessionUpserted':
         this.sessions.set(change.session.id, change.session);
@@ -273,11 +276,18 @@ export class Store {
       case 'sessionRemoved':
         this.sessions.delete(change.sessionId);
         this.statuses.delete(change.sessionId);
+        for (const p of this.permissionsOf(change.sessionId)) this.permissions.delete(p.id);
         this.hooks.onSessionRemoved?.(change.sessionId);
         break;
       case 'status':
         if (isIdle(change.status)) this.statuses.delete(change.sessionId);
         else this.statuses.set(change.sessionId, change.status);
+        break;
+      case 'permissionAsked':
+        this.permissions.set(change.request.id, change.request);
+        break;
+      case 'permissionResolved':
+        this.permissions.delete(change.requestId);
         break;
       case 'settings':
         this.settings = change.settings;
@@ -295,7 +305,11 @@ export class Store {
     }
   }
 
-  private resetSessions(sessions: Session[], statuses: { [key in string]?: SessionStatus }): void {
+  private resetSessions(
+    sessions: Session[],
+    statuses: { [key in string]?: SessionStatus },
+    permissions: PermissionRequest[],
+  ): void {
     const keep = new Set<string>();
     for (const s of sessions) {
       keep.add(s.id);
@@ -310,6 +324,13 @@ export class Store {
       this.statuses.set(id, status);
     }
     for (const id of [...this.statuses.keys()]) if (!busy.has(id)) this.statuses.delete(id);
+    // Pending permissions are authoritative too: one answered while away disappears.
+    const pending = new Set<string>();
+    for (const p of permissions) {
+      pending.add(p.id);
+      if (this.permissions.get(p.id) !== p) this.permissions.set(p.id, p);
+    }
+    for (const id of [...this.permissions.keys()]) if (!pending.has(id)) this.permissions.delete(id);
   }
 
   /** A flow returned by a request: taken unless a pushed change already told us more. */
@@ -365,6 +386,13 @@ export class Store {
   }
 
   // ---- queries ------------------------------------------------------------------------------
+
+  /** Pending permission requests of a session, oldest first. */
+  permissionsOf(sessionId: string): PermissionRequest[] {
+    const list: PermissionRequest[] = [];
+    for (const p of this.permissions.values()) if (p.sessionID === sessionId) list.push(p);
+    return list.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
 
   /** Status kind of a session: `idle`, `busy`, `retry`, ... */
   statusOf(sessionId: string): string {
