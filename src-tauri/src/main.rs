@@ -48,12 +48,7 @@ async fn forward_changes(app: tauri::AppHandle, mut rx: broadcast::Receiver<Stam
 }
 
 fn main() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("CROSSCHECK_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+    crosscheck_core::launch::init_logging();
 
     let result = tauri::Builder::default()
         .invoke_handler(tauri::generate_handler![api])

@@ -25,7 +25,7 @@ pub struct ServeArgs {
 
 /// Runs web mode until interrupted.
 pub fn run(args: ServeArgs) -> ExitCode {
-    init_logging();
+    crosscheck_core::launch::init_logging();
     if !args.host.is_loopback() {
         eprintln!(
             "crosscheck: refusing to listen on {}: web mode serves loopback only",
@@ -50,15 +50,6 @@ pub fn run(args: ServeArgs) -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("CROSSCHECK_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
 }
 
 async fn serve(args: ServeArgs) -> Result<(), String> {

@@ -1,0 +1,170 @@
+//! Web mode over real HTTP: the token, the loopback Host check, error shapes, static files
+//! with the CSP, and the event stream's content type.
+
+use std::net::SocketAddr;
+
+use crosscheck_core::{Api, Core, CoreOptions, OpencodeTarget};
+use crosscheck_opencode::ServerConfig;
+use crosscheck_web::{CSP, ServeOptions, serve};
+use serde_json::{Value, json};
+
+struct Served {
+    base: String,
+    token: String,
+    _dir: tempfile::TempDir,
+}
+
+async fn start() -> Served {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ui = dir.path().join("ui");
+    std::fs::create_dir_all(&ui).expect("mkdir");
+    std::fs::write(
+        ui.join("index.html"),
+        "<!doctype html><title>Crosscheck</title>",
+    )
+    .expect("index");
+    // Nothing listens on port 9: the core keeps trying to connect, the Api still answers.
+    let core = Core::start(CoreOptions {
+        target: OpencodeTarget::Attach(ServerConfig {
+            base_url: "http://127.0.0.1:9".into(),
+            password: None,
+        }),
+        database: dir.path().join("crosscheck.db"),
+    })
+    .expect("core");
+    let token = crosscheck_web::random_token();
+    let running = serve(
+        Api::new(core),
+        ServeOptions {
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            ui_dir: ui,
+            token: token.clone(),
+        },
+    )
+    .await
+    .expect("serve");
+    Served {
+        base: format!("http://{}", running.addr),
+        token,
+        _dir: dir,
+    }
+}
+
+async fn post(s: &Served, token: Option<&str>, body: &str) -> (u16, Value) {
+    let mut req = reqwest::Client::new()
+        .post(format!("{}/api", s.base))
+        .body(body.to_owned());
+    if let Some(t) = token {
+        req = req.bearer_auth(t);
+    }
+    let res = req.send().await.expect("send");
+    let status = res.status().as_u16();
+    (status, res.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn api_needs_the_token() {
+    let s = start().await;
+    let (status, body) = post(&s, None, r#"{"cmd":"snapshot"}"#).await;
+    assert_eq!((status, body["code"].as_str()), (401, Some("unauthorized")));
+    let (status, _) = post(
+        &s,
+        Some("wrong-token-wrong-token-wrong-tok"),
+        r#"{"cmd":"snapshot"}"#,
+    )
+    .await;
+    assert_eq!(status, 401);
+    let (status, body) = post(&s, Some(&s.token), r#"{"cmd":"snapshot"}"#).await;
+    assert_eq!(status, 200);
+    assert!(body["connection"]["state"].is_string(), "{body}");
+    let url = format!("{}/api?token={}", s.base, s.token);
+    let res = reqwest::Client::new()
+        .post(url)
+        .body(r#"{"cmd":"prompts"}"#)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(
+        res.status().as_u16(),
+        200,
+        "the token may come in the query (EventSource cannot set headers)"
+    );
+}
+
+#[tokio::test]
+async fn bad_requests_get_a_code_and_a_message() {
+    let s = start().await;
+    let (status, body) = post(&s, Some(&s.token), "{not json").await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (400, Some("invalid_request"))
+    );
+    let (status, body) = post(&s, Some(&s.token), r#"{"cmd":"noSuchCommand"}"#).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (400, Some("invalid_request"))
+    );
+    assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()));
+    let (status, body) = post(
+        &s,
+        Some(&s.token),
+        &json!({"cmd": "openSession", "sessionId": "ses_x"}).to_string(),
+    )
+    .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (422, Some("opencode_unreachable")),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn a_foreign_host_name_is_refused() {
+    let s = start().await;
+    let res = reqwest::Client::new()
+        .post(format!("{}/api", s.base))
+        .header("host", "attacker.example")
+        .bearer_auth(&s.token)
+        .body(r#"{"cmd":"snapshot"}"#)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(res.status().as_u16(), 403);
+}
+
+#[tokio::test]
+async fn static_files_carry_the_csp_and_unknown_paths_get_the_app() {
+    let s = start().await;
+    for path in ["/", "/some/deep/link"] {
+        let res = reqwest::get(format!("{}{path}", s.base))
+            .await
+            .expect("get");
+        assert_eq!(res.status().as_u16(), 200);
+        assert_eq!(res.headers()["content-security-policy"], CSP);
+        assert!(
+            res.text()
+                .await
+                .expect("body")
+                .contains("<title>Crosscheck</title>")
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_event_stream_is_sse_and_needs_the_token() {
+    let s = start().await;
+    let refused = reqwest::get(format!("{}/api/events", s.base))
+        .await
+        .expect("get");
+    assert_eq!(refused.status().as_u16(), 401);
+    let res = reqwest::get(format!("{}/api/events?token={}", s.base, s.token))
+        .await
+        .expect("get");
+    assert_eq!(res.status().as_u16(), 200);
+    assert!(
+        res.headers()["content-type"]
+            .to_str()
+            .expect("ascii")
+            .starts_with("text/event-stream")
+    );
+}
