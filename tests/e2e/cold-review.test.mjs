@@ -4,6 +4,7 @@
 // floor); the Reviews tab opens and shows the flagged row with the findings next to the draft.
 // Then the real `crosscheck gate plan` binary writes a row into the same ledger from another
 // process, and the panel shows it after the window regains focus and after reopening the tab.
+import { newRecordedPage, sleep, until as untilCondition } from '../support/page.mjs';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -57,7 +58,7 @@ let browser;
 let page;
 let session;
 let reviewerEnv;
-const pageErrors = [];
+let pageErrors = [];
 
 before(async () => {
   ms = await startModelServer();
@@ -81,23 +82,7 @@ before(async () => {
     env: reviewerEnv,
   });
   browser = await launchBrowser();
-  page = await browser.newPage();
-  page.on('pageerror', (err) => {
-    pageErrors.push(err.message);
-    console.log(`page error: ${err.message}`);
-  });
-  await page.context().addInitScript(() => {
-    window.__toasts = [];
-    const seen = new WeakSet();
-    const scan = () => {
-      for (const el of document.querySelectorAll('[data-testid="toast"]')) {
-        if (seen.has(el)) continue;
-        seen.add(el);
-        window.__toasts.push({ level: el.getAttribute('data-level'), text: (el.textContent || '').trim() });
-      }
-    };
-    new MutationObserver(scan).observe(document, { subtree: true, childList: true });
-  });
+  ({ page, pageErrors } = await newRecordedPage(browser));
 });
 
 after(async () => {
@@ -107,24 +92,8 @@ after(async () => {
   await ms?.close();
 });
 
-const sleep = (n) => new Promise((r) => setTimeout(r, n));
 
-async function until(probe, what, timeoutMs = WAIT) {
-  const deadline = Date.now() + timeoutMs;
-  let last;
-  for (;;) {
-    try {
-      last = await probe();
-      if (last) return last;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? ` (last error: ${last.message})` : ''}`);
-    }
-    await sleep(100);
-  }
-}
+const until = (probe, what, timeoutMs = WAIT) => untilCondition(probe, what, timeoutMs);
 
 const rows = () => page.locator('[data-testid="reviews-panel"] [data-testid="review-row"]');
 const toasts = () => page.evaluate(() => window.__toasts ?? []);

@@ -1,6 +1,7 @@
 // The review handoff end to end: the seed's manual validation checklist (14 steps) as one test,
 // in headless Chromium against real OpenCode and the scripted model server. Metadata is checked
 // through OpenCode's own HTTP API; prompts are checked in what the model server received.
+import { newRecordedPage, sleep, until as untilCondition } from '../support/page.mjs';
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { launchBrowser, screenshot } from '../support/browser.mjs';
@@ -44,31 +45,14 @@ let oc;
 let cc;
 let browser;
 let page;
-const pageErrors = [];
+let pageErrors = [];
 
 before(async () => {
   ms = await startModelServer();
   oc = await startOpencode({ modelUrl: ms.url, password: PASSWORD });
   cc = await startCrosscheck({ opencodeUrl: oc.url, password: PASSWORD });
   browser = await launchBrowser();
-  page = await browser.newPage();
-  page.on('pageerror', (err) => {
-    pageErrors.push(err.message);
-    console.log(`page error: ${err.message}`);
-  });
-  // Record every toast the page ever shows (they go away by themselves).
-  await page.context().addInitScript(() => {
-    window.__toasts = [];
-    const seen = new WeakSet();
-    const scan = () => {
-      for (const el of document.querySelectorAll('[data-testid="toast"]')) {
-        if (seen.has(el)) continue;
-        seen.add(el);
-        window.__toasts.push({ level: el.getAttribute('data-level'), text: (el.textContent || '').trim() });
-      }
-    };
-    new MutationObserver(scan).observe(document, { subtree: true, childList: true });
-  });
+  ({ page, pageErrors } = await newRecordedPage(browser));
 });
 
 after(async () => {
@@ -80,25 +64,9 @@ after(async () => {
 
 // ---- helpers --------------------------------------------------------------------------------
 
-const sleep = (n) => new Promise((r) => setTimeout(r, n));
 
 /** Polls `probe` (sync or async) until it returns a truthy value; returns that value. */
-async function until(probe, what, timeoutMs = WAIT) {
-  const deadline = Date.now() + timeoutMs;
-  let last;
-  for (;;) {
-    try {
-      last = await probe();
-      if (last) return last;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? ` (last error: ${last.message})` : ''}`);
-    }
-    await sleep(100);
-  }
-}
+const until = (probe, what, timeoutMs = WAIT) => untilCondition(probe, what, timeoutMs);
 
 /** The chat requests (not title requests) the model server received, from index `from` on. */
 const chats = (from = 0) => ms.requests.slice(from).filter((r) => r.kind === 'chat');
