@@ -13,6 +13,9 @@ export const isDesktop: boolean = typeof window !== 'undefined' && '__TAURI_INTE
 /** Tauri event that carries batches of changes. */
 export const CHANGES_EVENT = 'crosscheck://changes';
 
+/** Tauri event sent when the UI fell behind the change stream and must reload its snapshot. */
+export const RESYNC_EVENT = 'crosscheck://resync';
+
 const TOKEN_KEY = 'crosscheck.token';
 
 /** An error from the Api (`{code, message}`) or from the transport (`host_unreachable`). */
@@ -180,9 +183,22 @@ function tauriSubscribe(onChanges: (changes: Stamped[]) => void, onState?: (stat
     },
     () => onState?.('lost'),
   );
+  // Changes were dropped for this window: report the stream as lost and back, which reloads.
+  let unlistenResync: (() => void) | null = null;
+  tauriListen(RESYNC_EVENT, () => {
+    onState?.('lost');
+    onState?.('open');
+  }).then(
+    (fn) => {
+      if (closed) fn();
+      else unlistenResync = fn;
+    },
+    () => undefined,
+  );
   return () => {
     closed = true;
     unlisten?.();
+    unlistenResync?.();
   };
 }
 
