@@ -475,9 +475,9 @@ mod tests {
 
     #[test]
     fn permission_asked_reads_the_request() {
-        let f = r#"{"directory":"/work/p","payload":{"id":"evt_01","type":"permission.asked","properties":{"id":"per_9a1","sessionID":"ses_1","permission":"bash","patterns":["git push origin main"],"metadata":{"command":"git push origin main","description":"Push"},"always":["git push *"],"tool":{"messageID":"msg_2","callID":"call_3"}}}}"#;
+        let f = r#"{"directory":"/home/dev/p","payload":{"id":"evt_01","type":"permission.asked","properties":{"id":"per_9a1","sessionID":"ses_1","permission":"bash","patterns":["git push origin main"],"metadata":{"command":"git push origin main","description":"Push"},"always":["git push *"],"tool":{"messageID":"msg_2","callID":"call_3"}}}}"#;
         let env = parse_frame(f).expect("parses");
-        assert_eq!(env.directory.as_deref(), Some("/work/p"));
+        assert_eq!(env.directory.as_deref(), Some("/home/dev/p"));
         let Event::PermissionAsked(p) = env.event else {
             panic!("wrong event")
         };
@@ -512,7 +512,7 @@ mod tests {
 
     #[test]
     fn permission_replied_reads_ids_and_reply() {
-        let f = r#"{"directory":"/work/p","payload":{"id":"evt_02","type":"permission.replied","properties":{"sessionID":"ses_1","requestID":"per_9a1","reply":"always"}}}"#;
+        let f = r#"{"directory":"/home/dev/p","payload":{"id":"evt_02","type":"permission.replied","properties":{"sessionID":"ses_1","requestID":"per_9a1","reply":"always"}}}"#;
         assert_eq!(
             parse_frame(f).expect("parses").event,
             Event::PermissionReplied {

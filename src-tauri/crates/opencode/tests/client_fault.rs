@@ -584,17 +584,17 @@ async fn all_sessions_are_the_union_over_projects() {
     let server = fake(|seen| match seen.uri.as_str() {
         "/project" => Reply::json(json!([
             {"id": "global", "worktree": "/"},
-            {"id": "p1", "worktree": "/work/a b"},
-            {"id": "p2", "worktree": "/work/c"}])),
+            {"id": "p1", "worktree": "/home/dev/a b"},
+            {"id": "p2", "worktree": "/home/dev/c"}])),
         "/session" => Reply::json(json!([
             session("ses_1", "/srv"),
-            session("ses_2", "/work/a b")
+            session("ses_2", "/home/dev/a b")
         ])),
-        "/session?directory=/work/a%20b" => Reply::json(json!([
-            session("ses_2", "/work/a b"),
-            session("ses_3", "/work/a b")
+        "/session?directory=/home/dev/a%20b" => Reply::json(json!([
+            session("ses_2", "/home/dev/a b"),
+            session("ses_3", "/home/dev/a b")
         ])),
-        "/session?directory=/work/c" => Reply::json(json!([session("ses_4", "/work/c")])),
+        "/session?directory=/home/dev/c" => Reply::json(json!([session("ses_4", "/home/dev/c")])),
         _ => Reply::raw(500, "unexpected"),
     })
     .await;
@@ -608,8 +608,8 @@ async fn all_sessions_are_the_union_over_projects() {
         [
             "/project",
             "/session",
-            "/session?directory=/work/a%20b",
-            "/session?directory=/work/c"
+            "/session?directory=/home/dev/a%20b",
+            "/session?directory=/home/dev/c"
         ]
     );
 }
@@ -617,7 +617,7 @@ async fn all_sessions_are_the_union_over_projects() {
 #[tokio::test]
 async fn one_failed_listing_fails_the_union() {
     let server = fake(|seen| match seen.uri.as_str() {
-        "/project" => Reply::json(json!([{"id": "p1", "worktree": "/work/a"}])),
+        "/project" => Reply::json(json!([{"id": "p1", "worktree": "/home/dev/a"}])),
         "/session" => Reply::json(json!([session("ses_1", "/srv")])),
         _ => Reply::raw(503, "busy"),
     })

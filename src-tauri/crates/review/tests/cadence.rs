@@ -12,8 +12,8 @@ use crosscheck_review::{
 use serde_json::json;
 
 fn draft(text: &str) -> ReviewRequest {
-    let mut r = ReviewRequest::plan("/work/project", text, ReviewSource::Draft);
-    r.path = Some("/work/project/plan.md".into());
+    let mut r = ReviewRequest::plan("/home/dev/project", text, ReviewSource::Draft);
+    r.path = Some("/home/dev/project/plan.md".into());
     r
 }
 
@@ -81,7 +81,7 @@ async fn the_same_text_in_another_directory_is_another_key() {
     let rig = rig(&server.base, quick());
     rig.engine.review(draft(PLAN)).await.unwrap();
     let mut other = draft(PLAN);
-    other.cwd = "/work/other".into();
+    other.cwd = "/home/dev/other".into();
     assert_eq!(
         rig.engine.review(other).await.unwrap().action,
         Action::Block
@@ -94,7 +94,7 @@ async fn a_parameter_only_plan_is_reviewed_with_source_parameter() {
     let server = Server::start().await;
     server.always(Reply::Text(flags_reply()));
     let rig = rig(&server.base, quick());
-    let request = ReviewRequest::plan("/work/project", PLAN, ReviewSource::Parameter);
+    let request = ReviewRequest::plan("/home/dev/project", PLAN, ReviewSource::Parameter);
     let decision = rig.engine.review(request).await.unwrap();
     assert_eq!(decision.action, Action::Block);
     assert_eq!(decision.source, ReviewSource::Parameter);

@@ -14,8 +14,8 @@ use crosscheck_review::{
 use serde_json::{Value, json};
 
 fn plan(text: &str) -> ReviewRequest {
-    let mut r = ReviewRequest::plan("/work/project", text, ReviewSource::Draft);
-    r.path = Some("/work/project/.plans/widget.md".into());
+    let mut r = ReviewRequest::plan("/home/dev/project", text, ReviewSource::Draft);
+    r.path = Some("/home/dev/project/.plans/widget.md".into());
     r
 }
 
@@ -58,7 +58,7 @@ async fn anthropic_request_carries_the_plan_the_p_list_and_max_tokens_never_temp
     let user = req.body["messages"][0]["content"].as_str().unwrap();
     assert_eq!(req.body["messages"][0]["role"], "user");
     assert!(
-        user.starts_with("PLAN (draft, /work/project/.plans/widget.md):\n\n"),
+        user.starts_with("PLAN (draft, /home/dev/project/.plans/widget.md):\n\n"),
         "{user}"
     );
     assert!(user.contains(PLAN));

@@ -1,5 +1,5 @@
 //! An in-process fake OpenCode server (axum on 127.0.0.1:0) that behaves like `opencode serve`
-//! 1.18.33 for the routes the core uses (see `/work/shared/notes/opencode-server.md`):
+//! 1.18.33 for the routes the core uses (see the team's notes on the OpenCode server):
 //! sessions with metadata that PATCH replaces whole, paged transcripts, `prompt_async` that
 //! answers 204 at once and then plays one turn on `/global/event` in the real order, abort,
 //! statuses, pending permission requests and their replies, and the catalogs.
