@@ -4,14 +4,15 @@
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+use crosscheck_core::api::{BatchEnd, next_batch};
 use crosscheck_core::{Api, ApiError, Core, CoreOptions, Stamped, launch::opencode_target};
 use tauri::{Emitter, Manager};
 use tokio::sync::broadcast;
 
 /// Name of the event that carries change batches to the UI.
 const CHANGES_EVENT: &str = "crosscheck://changes";
-/// Most changes in one event.
-const MAX_BATCH: usize = 512;
+/// Name of the event that asks the UI to reload its snapshot (it missed changes).
+const RESYNC_EVENT: &str = "crosscheck://resync";
 
 /// The single IPC command: a typed request in, its JSON result or `{code, message}` out.
 #[tauri::command]
@@ -25,24 +26,17 @@ async fn api(
 /// Forwards changes to the window in batches (whatever is queued when the first arrives).
 async fn forward_changes(app: tauri::AppHandle, mut rx: broadcast::Receiver<Stamped>) {
     loop {
-        let first = match rx.recv().await {
-            Ok(c) => c,
-            Err(broadcast::error::RecvError::Lagged(n)) => {
-                tracing::warn!("UI fell {n} changes behind; asking it to reload");
-                let _ = app.emit("crosscheck://resync", ());
-                continue;
+        match next_batch(&mut rx).await {
+            Ok(batch) => {
+                if let Err(e) = app.emit(CHANGES_EVENT, &batch) {
+                    tracing::warn!("could not forward changes: {e}");
+                }
             }
-            Err(broadcast::error::RecvError::Closed) => return,
-        };
-        let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
-            match rx.try_recv() {
-                Ok(c) => batch.push(c),
-                Err(_) => break,
+            Err(BatchEnd::Lagged) => {
+                tracing::warn!("the window fell behind the change stream; asking it to reload");
+                let _ = app.emit(RESYNC_EVENT, ());
             }
-        }
-        if let Err(e) = app.emit(CHANGES_EVENT, &batch) {
-            tracing::warn!("could not forward changes: {e}");
+            Err(BatchEnd::Closed) => return,
         }
     }
 }

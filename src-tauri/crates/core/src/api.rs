@@ -26,6 +26,37 @@ pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
     ("cold-review", "command.coldReview"),
 ];
 
+/// Most changes pushed to the UI in one batch.
+pub const MAX_BATCH: usize = 512;
+
+/// Why [`next_batch`] returned no batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchEnd {
+    /// The reader fell behind and changes were dropped: the UI must reload its snapshot.
+    Lagged,
+    /// The core is gone.
+    Closed,
+}
+
+/// Waits for the next change and takes whatever else is already queued, up to [`MAX_BATCH`]:
+/// both transports push changes to the UI this way.
+pub async fn next_batch(rx: &mut broadcast::Receiver<Stamped>) -> Result<Vec<Stamped>, BatchEnd> {
+    let first = rx.recv().await.map_err(|e| match e {
+        broadcast::error::RecvError::Lagged(_) => BatchEnd::Lagged,
+        broadcast::error::RecvError::Closed => BatchEnd::Closed,
+    })?;
+    let mut batch = vec![first];
+    while batch.len() < MAX_BATCH {
+        match rx.try_recv() {
+            Ok(c) => batch.push(c),
+            Err(broadcast::error::TryRecvError::Empty) => break,
+            Err(broadcast::error::TryRecvError::Lagged(_)) => return Err(BatchEnd::Lagged),
+            Err(broadcast::error::TryRecvError::Closed) => return Err(BatchEnd::Closed),
+        }
+    }
+    Ok(batch)
+}
+
 /// The Api over a running [`Core`].
 #[derive(Clone)]
 pub struct Api {
@@ -236,10 +267,7 @@ impl Api {
             Request::Transfer {
                 session_id,
                 message_id,
-            } => match transfer::transfer(core, &session_id, &message_id).await {
-                Ok(r) => json(r),
-                Err(e) => Err(e),
-            },
+            } => json(transfer::transfer(core, &session_id, &message_id).await?),
             Request::ColdReview {
                 session_id,
                 message_id,

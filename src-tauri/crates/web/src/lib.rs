@@ -15,10 +15,10 @@ use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use crosscheck_core::{Api, ApiError, Stamped};
+use crosscheck_core::api::next_batch;
+use crosscheck_core::{Api, ApiError};
 use futures_util::Stream;
 use serde::Deserialize;
-use tokio::sync::broadcast;
 use tower_http::services::{ServeDir, ServeFile};
 use tower_http::set_header::SetResponseHeaderLayer;
 
@@ -216,28 +216,13 @@ async fn call(State(state): State<AppState>, body: axum::body::Bytes) -> Respons
     }
 }
 
-/// Most changes sent in one SSE frame.
-const MAX_BATCH: usize = 512;
-
 async fn events(
     State(state): State<AppState>,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let rx = state.api.subscribe();
     let stream = futures_util::stream::unfold(rx, |mut rx| async move {
-        let first = match rx.recv().await {
-            Ok(c) => c,
-            // Too slow a reader: end the stream so the UI reconnects and reloads its snapshot.
-            Err(broadcast::error::RecvError::Lagged(_))
-            | Err(broadcast::error::RecvError::Closed) => return None,
-        };
-        let mut batch: Vec<Stamped> = vec![first];
-        while batch.len() < MAX_BATCH {
-            match rx.try_recv() {
-                Ok(c) => batch.push(c),
-                Err(broadcast::error::TryRecvError::Empty) => break,
-                Err(_) => return None,
-            }
-        }
+        // A reader that fell behind ends the stream: the UI reconnects and reloads its snapshot.
+        let batch = next_batch(&mut rx).await.ok()?;
         let data = serde_json::to_string(&batch).unwrap_or_else(|_| "[]".into());
         Some((Ok(Event::default().data(data)), rx))
     });

@@ -194,16 +194,21 @@ impl Flow {
         let session_id = self.state.session_id.clone();
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(timeout_ms);
         let mut last_progress = 0i64;
+        // Re-read the store only after changes that can end this turn, not on every delta of
+        // every session.
+        let mut recheck = true;
         loop {
-            if let Some(outcome) = self
-                .core
-                .read_store(|s, _| reply_outcome(s, &session_id, message_id))
+            if recheck
+                && let Some(outcome) = self
+                    .core
+                    .read_store(|s, _| reply_outcome(s, &session_id, message_id))
             {
                 return outcome;
             }
             tokio::select! {
                 received = changes.recv() => match received {
                     Ok(stamped) => {
+                        recheck = may_end_turn(&stamped.change, &session_id);
                         let reloaded = matches!(&stamped.change, Change::TranscriptReset { page } if page.session_id == session_id);
                         if reloaded && self.core.read_store(|s, _| interrupted(s, &session_id, message_id)) {
                             return Err(Error::HandoffFailed(
@@ -221,7 +226,7 @@ impl Flow {
                             }
                         }
                     }
-                    Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Lagged(_)) => recheck = true,
                     Err(broadcast::error::RecvError::Closed) => return Err(Error::Internal("change stream closed".into())),
                 },
                 _ = tokio::time::sleep_until(deadline) => return Err(Error::HandoffTimeout(timeout_ms / 1000)),
@@ -233,6 +238,21 @@ impl Flow {
                 }
             }
         }
+    }
+}
+
+/// Whether a change can end a turn of `session_id` (a status, a message or part snapshot, or
+/// a reload); streamed deltas cannot.
+fn may_end_turn(change: &Change, session_id: &str) -> bool {
+    match change {
+        Change::Status {
+            session_id: sid, ..
+        } => sid == session_id,
+        Change::MessageUpserted { info } => info.session_id == session_id,
+        Change::PartUpserted { part } => part.session_id == session_id,
+        Change::TranscriptReset { page } => page.session_id == session_id,
+        Change::SessionsReset { .. } => true,
+        _ => false,
     }
 }
 

@@ -4,7 +4,7 @@
 use crosscheck_opencode::{Metadata, Session, SessionPatch};
 
 use crate::core::Core;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// Reads the session, applies `updater` to its whole metadata (`{}` when absent), writes it
 /// all back, and upserts the result into the store. Writes to one session run one at a time.
@@ -16,17 +16,12 @@ pub async fn patch_session_metadata(
 ) -> Result<Session> {
     let lock = core.metadata_lock(session_id);
     let _guard = lock.lock().await;
-    let client = core.client()?;
-    let current = client.get_session(session_id).await.map_err(|e| match e {
-        crosscheck_opencode::Error::NotFound { .. } => {
-            Error::SessionNotFound(session_id.to_owned())
-        }
-        e => e.into(),
-    })?;
+    let current = core.session(session_id).await?;
     let Some(next) = updater(current.metadata.as_ref()) else {
         return Ok(current);
     };
-    let updated = client
+    let updated = core
+        .client()?
         .update_session(
             session_id,
             &SessionPatch {
