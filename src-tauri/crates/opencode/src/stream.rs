@@ -196,7 +196,10 @@ async fn connection(
         let chunk = match tokio::time::timeout(options.heartbeat_timeout, response.chunk()).await {
             Err(_) => {
                 return End::Dropped {
-                    error: format!("no data for {wait_ms} ms (heartbeat lost)"),
+                    error: format!(
+                        "no data for {} ms (heartbeat lost)",
+                        options.heartbeat_timeout.as_millis()
+                    ),
                     connected: true,
                 };
             }

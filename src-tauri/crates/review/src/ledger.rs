@@ -280,7 +280,7 @@ impl Ledger {
                 "DELETE FROM review_ledger WHERE rowid IN (
                     SELECT rowid FROM review_ledger ORDER BY created_at DESC, rowid DESC
                     LIMIT -1 OFFSET ?1)",
-                params![rules.max_rows as i64],
+                params![i64::try_from(rules.max_rows).unwrap_or(i64::MAX)],
             )
             .map_err(|e| self.sql(e))?;
             Claimed::Mine
@@ -316,7 +316,8 @@ impl Ledger {
                         outcome = excluded.outcome, verdict = excluded.verdict,
                         findings = excluded.findings, review = excluded.review,
                         duration_ms = excluded.duration_ms,
-                        attempts = review_ledger.attempts + excluded.attempts,
+                        attempts = CASE WHEN excluded.attempts = 0 THEN 0
+                                        ELSE review_ledger.attempts + excluded.attempts END,
                         updated_at = excluded.updated_at
                      RETURNING {COLUMNS}"
                 ),
@@ -465,6 +466,40 @@ mod tests {
             .map(|r| r.unwrap())
             .collect();
         assert!(names.iter().all(|n| n.starts_with("review_")), "{names:?}");
+    }
+
+    #[test]
+    fn a_review_that_runs_resets_the_unreviewed_attempts() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::open(&dir.path().join("x.db")).unwrap();
+        let record = |ran: bool| {
+            ledger
+                .record(&Record {
+                    info: info("a"),
+                    reviewer: Some("m"),
+                    status: if ran {
+                        ReviewStatus::Clean
+                    } else {
+                        ReviewStatus::Unreviewed
+                    },
+                    outcome: if ran { "clean" } else { "timeout" },
+                    verdict: None,
+                    findings: None,
+                    review: None,
+                    duration_ms: 5,
+                    unreviewed_attempt: !ran,
+                })
+                .unwrap()
+        };
+        assert_eq!(ledger.claim(&info("a"), rules()).unwrap(), Claimed::Mine);
+        record(false);
+        assert_eq!(record(false).attempts, 2);
+        assert_eq!(
+            record(true).attempts,
+            0,
+            "a later failure must block for a retry again"
+        );
+        assert_eq!(record(false).attempts, 1);
     }
 
     #[test]

@@ -51,13 +51,7 @@ pub fn review_key(cwd: &str, text: &str) -> String {
     hasher.update(cwd.as_bytes());
     hasher.update(b"\n");
     hasher.update(text.as_bytes());
-    let digest = hasher.finalize();
-    let mut out = String::with_capacity(64);
-    for byte in digest {
-        out.push(char::from(b"0123456789abcdef"[usize::from(byte >> 4)]));
-        out.push(char::from(b"0123456789abcdef"[usize::from(byte & 15)]));
-    }
-    out
+    format!("{:x}", hasher.finalize())
 }
 
 #[cfg(test)]
