@@ -5,7 +5,9 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 use crosscheck_core::api::{BatchEnd, next_batch};
-use crosscheck_core::{Api, ApiError, Core, CoreOptions, Stamped, launch::opencode_target};
+use crosscheck_core::{
+    Api, ApiError, Core, CoreOptions, Response, Stamped, launch::opencode_target,
+};
 use tauri::{Emitter, Manager};
 use tokio::sync::broadcast;
 
@@ -14,12 +16,12 @@ const CHANGES_EVENT: &str = "crosscheck://changes";
 /// Name of the event that asks the UI to reload its snapshot (it missed changes).
 const RESYNC_EVENT: &str = "crosscheck://resync";
 
-/// The single IPC command: a typed request in, its JSON result or `{code, message}` out.
+/// The single IPC command: a typed request in, its response or `{code, message}` out.
 #[tauri::command]
 async fn api(
     state: tauri::State<'_, Api>,
     request: serde_json::Value,
-) -> Result<serde_json::Value, ApiError> {
+) -> Result<Response, ApiError> {
     state.handle_json(request).await
 }
 

@@ -3,7 +3,7 @@
 // compatible, reached through OPENAI_BASE_URL and a review.json naming an OpenAI model as the
 // floor); the Reviews tab opens and shows the flagged row with the findings next to the draft.
 // Then the real `crosscheck gate plan` binary writes a row into the same ledger from another
-// process, and the panel shows it after the window regains focus and after reopening the tab.
+// process, and the open panel shows it at once (the app pushes ledger writes) and after reopening the tab.
 import { newRecordedPage, sleep, until as untilCondition } from '../support/page.mjs';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -211,19 +211,26 @@ test('the Cold review button reviews a plan-like reply and the Reviews tab shows
   await screenshot(page, 'reviews-panel');
 });
 
-test('a row written by the `crosscheck gate plan` binary appears after a focus refresh and on reopening', async () => {
+test('a row written by the `crosscheck gate plan` binary is pushed to the open panel, and shown on reopening', async () => {
+  // Count the panel's own ledger reads: the gate's row must arrive without one.
+  let listReads = 0;
+  const onRequest = (request) => {
+    if (request.url().endsWith('/api') && (request.postData() ?? '').includes('"listReviews"')) listReads++;
+  };
+  page.on('request', onRequest);
   ms.script([{ text: CLEAN_REVIEW }]);
+  const started = Date.now();
   const gate = await runGate(['--text', GATE_PLAN, '--cwd', oc.projectDir]);
   // The first attempt of every plan pauses, even when clean.
   assert.equal(gate.code, 2, `gate output: ${gate.stdout}\n${gate.stderr}`);
   assert.match(gate.stderr, /Automated cold review \(Crosscheck\) paused this plan/);
   assert.match(gate.stderr, /VERDICT: CLEAN/);
 
-  // Another process wrote it: no change was pushed, so the panel still shows one row...
-  assert.equal(await rows().count(), 1);
-  // ...until the window regains focus.
-  await page.evaluate(() => window.dispatchEvent(new Event('focus')));
-  await until(async () => (await rows().count()) === 2, 'the gate row after a focus refresh');
+  // Another process wrote it: the app saw the write and pushed the row; nobody asked.
+  await until(async () => (await rows().count()) === 2, 'the gate row, pushed');
+  console.log(`gate row shown ${Date.now() - started} ms after the gate started (gate included)`);
+  page.off('request', onRequest);
+  assert.equal(listReads, 0, 'the panel read the ledger itself');
   const first = rows().first();
   assert.equal(await first.getAttribute('data-status'), 'clean');
   assert.equal(await first.getAttribute('data-source'), 'parameter');

@@ -98,6 +98,9 @@ const review = addSession('Review: Implement the virtual list', dirA, 2, {
   openchamber: { kind: 'review', originalSessionID: main.id },
 });
 main.metadata = { openchamber: { reviewSessionID: review.id } };
+// The backend resolves review links for the UI.
+main.link = { kind: 'original', otherSessionId: review.id, otherExists: true };
+review.link = { kind: 'review', otherSessionId: main.id, otherExists: true };
 const big = addSession(`Long session (${BIG} messages)`, dirA, 60);
 addSession('Fix the landing page', dirB, 60 * 26);
 addSession('Old experiment', dirB, 60 * 24 * 40).time.archived = now - 1000;
@@ -141,6 +144,20 @@ for (let i = 0; i < BIG; i++) {
 
 // ---- change stream ------------------------------------------------------------------------
 
+/** The `tabs` change the backend pushes after any tab request. */
+function tabsChange(reveal) {
+  return { type: 'tabs', tabs: [...tabs], ...(activeTab ? { active: activeTab } : {}), reveal };
+}
+
+/** Opens or focuses a tab, as the backend does. */
+function showTab(tab) {
+  const i = tabs.findIndex((t) => t.dedupeKey === tab.dedupeKey);
+  if (i >= 0) tabs[i] = tab;
+  else tabs.push(tab);
+  activeTab = tab.dedupeKey;
+  return tabsChange(true);
+}
+
 function emit(...changes) {
   const batch = changes.map((change) => ({ seq: ++seq, change }));
   const data = `data: ${JSON.stringify(batch)}\n\n`;
@@ -175,7 +192,7 @@ async function streamReply(sessionID, prompt) {
 }
 
 async function handoff(sessionId) {
-  const flow = { id: id('flow'), sessionId, step: 'requestingHandoff', startedAt: Date.now(), streamedChars: 0, reused: true };
+  const flow = { id: id('flow'), sessionId, step: 'requestingHandoff', startedAt: Date.now(), streamedChars: 0, reused: true, ended: false };
   flows.push(flow);
   const step = async (patch, ms) => {
     Object.assign(flow, patch);
@@ -187,9 +204,9 @@ async function handoff(sessionId) {
     for (let i = 1; i <= 10; i++) await step({ step: 'waitingForHandoff', streamedChars: i * 180 }, 300);
     await step({ step: 'preparingReviewSession', reviewSessionId: review.id }, 500);
     await step({ step: 'sendingReview' }, 500);
-    await step({ step: 'done' }, 0);
+    await step({ step: 'done', ended: true }, 0);
     emit(
-      { type: 'openTab', tab: { mode: 'chat', dedupeKey: `session:${review.id}`, label: review.title, directory: review.directory, sessionId: review.id } },
+      showTab({ mode: 'chat', dedupeKey: `session:${review.id}`, label: review.title, directory: review.directory, sessionId: review.id }),
       { type: 'notice', notice: { level: 'success', code: 'notice.reviewReused', params: {}, message: 'Review continued in the existing review session' } },
     );
   })();
@@ -257,7 +274,7 @@ function coldReview(sessionId, messageId) {
   reviewTexts.set(key, text);
   const progress = { id: id('rvw'), sessionId, status: 'running', kind: 'plan', key, source: 'message', ...(messageId ? { messageId } : {}), startedAt: now };
   emit({ type: 'review', review: progress });
-  emit({ type: 'openTab', tab: { mode: 'reviews', dedupeKey: 'reviews', label: 'Reviews' } });
+  emit(showTab({ mode: 'reviews', dedupeKey: 'reviews', label: 'Reviews' }));
   setTimeout(() => {
     Object.assign(entry, { status: 'flagged', outcome: 'flagged', verdict: 'FLAGS (1)', findings: 1, review: MOCK_REVIEW, durationMs: 2000, updatedAt: Date.now() });
     emit({ type: 'review', review: { ...progress, status: 'done', entry: { ...entry } } });
@@ -361,10 +378,26 @@ async function api(req) {
       settings = req.settings;
       emit({ type: 'settings', settings });
       return settings;
-    case 'setTabs':
-      tabs = req.tabs;
-      activeTab = req.active;
+    case 'openTab':
+      emit(showTab(req.tab));
       return null;
+    case 'closeTab': {
+      const i = tabs.findIndex((t) => t.dedupeKey === req.key);
+      if (i >= 0) tabs.splice(i, 1);
+      if (activeTab === req.key) activeTab = (tabs[i] ?? tabs[i - 1])?.dedupeKey;
+      emit(tabsChange(false));
+      return null;
+    }
+    case 'activateTab':
+      activeTab = req.key;
+      emit(tabsChange(true));
+      return null;
+    case 'moveTab': {
+      const i = tabs.findIndex((t) => t.dedupeKey === req.key);
+      if (i >= 0) tabs.splice(Math.min(req.toIndex, tabs.length - 1), 0, ...tabs.splice(i, 1));
+      emit(tabsChange(false));
+      return null;
+    }
     case 'prompts':
       return prompts;
     case 'setPrompt': {
@@ -386,9 +419,10 @@ async function api(req) {
       const f = flows.find((x) => x.id === req.flowId);
       if (f) {
         f.step = 'cancelled';
+        f.ended = true;
         emit({ type: 'flow', flow: { ...f } });
       }
-      return null;
+      return Boolean(f);
     }
     case 'transfer': {
       const s = need(req.sessionId);

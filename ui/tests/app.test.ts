@@ -2,6 +2,7 @@
 import { flushSync, mount, tick, unmount } from 'svelte';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Request } from '$lib/types/Request';
+import type { ReviewLink } from '$lib/types/ReviewLink';
 import type { Snapshot } from '$lib/types/Snapshot';
 import type { Stamped } from '$lib/types/Stamped';
 import type { TranscriptPage } from '$lib/types/TranscriptPage';
@@ -9,22 +10,22 @@ import type { TranscriptPage } from '$lib/types/TranscriptPage';
 let push: (changes: Stamped[]) => void = () => undefined;
 const requests: Request[] = [];
 
-const session = (id: string, title: string, directory: string, updated: number, metadata?: Record<string, unknown>) => ({
+const session = (id: string, title: string, directory: string, updated: number, link?: ReviewLink) => ({
   id,
   slug: id,
   projectID: 'p',
   directory,
   title,
   time: { created: 0, updated },
-  ...(metadata ? { metadata } : {}),
+  ...(link ? { link } : {}),
 });
 
 const snapshot: Snapshot = {
   seq: 10,
   connection: { state: 'ready', url: 'http://127.0.0.1:4096', version: '1.18.33', managed: false },
   sessions: [
-    session('ses_impl', 'Implement it', '/home/dev/proj', 100, { openchamber: { reviewSessionID: 'ses_rev' } }),
-    session('ses_rev', 'Review: Implement it', '/home/dev/proj', 200, { openchamber: { kind: 'review', originalSessionID: 'ses_impl' } }),
+    session('ses_impl', 'Implement it', '/home/dev/proj', 100, { kind: 'original', otherSessionId: 'ses_rev', otherExists: true }),
+    session('ses_rev', 'Review: Implement it', '/home/dev/proj', 200, { kind: 'review', otherSessionId: 'ses_impl', otherExists: true }),
     session('ses_other', 'Elsewhere', '/home/dev/other', 50),
   ],
   statuses: {},
@@ -139,17 +140,21 @@ describe('App', () => {
     expect(toast.textContent).toContain('The review handoff failed: boom');
   });
 
-  it('opens a pushed tab in the context panel and persists the tabs', async () => {
+  it('shows the tabs the backend pushes and never echoes them back', async () => {
     push([
       {
         seq: 16,
-        change: { type: 'openTab', tab: { mode: 'chat', dedupeKey: 'session:ses_impl', label: 'Implement it', sessionId: 'ses_impl', directory: '/home/dev/proj' } },
+        change: {
+          type: 'tabs',
+          tabs: [{ mode: 'chat', dedupeKey: 'session:ses_impl', label: 'Implement it', sessionId: 'ses_impl', directory: '/home/dev/proj' }],
+          active: 'session:ses_impl',
+          reveal: true,
+        },
       },
     ]);
     await vi.waitFor(() => expect($('[data-testid="context-tab"]')?.dataset.key).toBe('session:ses_impl'));
-    await vi.waitFor(() => expect(requests.some((r) => r.cmd === 'setTabs')).toBe(true));
-    const setTabs = requests.filter((r) => r.cmd === 'setTabs').at(-1);
-    expect(setTabs).toMatchObject({ cmd: 'setTabs', active: 'session:ses_impl' });
+    await settle();
+    expect(requests.some((r) => r.cmd === 'openTab' || r.cmd === 'activateTab')).toBe(false);
   });
 
   it('sends a prompt with Enter and keeps Shift+Enter for new lines', async () => {

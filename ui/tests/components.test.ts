@@ -57,6 +57,7 @@ function entry(over: Partial<LedgerEntry>): LedgerEntry {
     verdict: 'FLAGS (1)',
     findings: 1,
     review: 'P1 FAIL — Increments: no files named.\nP2 PASS — status lines.\nVERDICT: FLAGS (1)',
+    failedChecks: ['P1 FAIL — Increments: no files named.'],
     durationMs: 8312,
     attempts: 0,
     createdAt: Date.now() - 60_000,
@@ -122,10 +123,10 @@ describe('MessageItem', () => {
 
 describe('sessions', () => {
   const base = { slug: '', projectID: '', title: 't', time: { created: 0, updated: 0 } };
-  it('derives the transfer direction from the openchamber metadata', () => {
-    expect(transferDirectionOf({ ...base, id: 'r', directory: '/a', metadata: { openchamber: { kind: 'review', originalSessionID: 'o' } } })).toBe('toImplementer');
-    expect(transferDirectionOf({ ...base, id: 'o', directory: '/a', metadata: { openchamber: { reviewSessionID: 'r' } } })).toBe('toReviewer');
-    expect(transferDirectionOf({ ...base, id: 'x', directory: '/a', metadata: { openchamber: { kind: 'review' } } })).toBeNull();
+  it('derives the transfer direction from the link the backend resolved', () => {
+    expect(transferDirectionOf({ ...base, id: 'r', directory: '/a', link: { kind: 'review', otherSessionId: 'o', otherExists: true } })).toBe('toImplementer');
+    expect(transferDirectionOf({ ...base, id: 'o', directory: '/a', link: { kind: 'original', otherSessionId: 'r', otherExists: true } })).toBe('toReviewer');
+    expect(transferDirectionOf({ ...base, id: 'x', directory: '/a', metadata: { openchamber: { kind: 'review', originalSessionID: 'o' } } })).toBeNull();
     expect(transferDirectionOf({ ...base, id: 'y', directory: '/a' })).toBeNull();
   });
 
@@ -196,10 +197,10 @@ describe('ReviewsPanel', () => {
   it('lists rows newest first with status, kind, source and duration, and shows draft and findings side by side', async () => {
     setLocale('en');
     const rows = [
-      entry({ key: 'k2', status: 'pending', outcome: 'pending', verdict: null, findings: null, review: null, durationMs: null, updatedAt: Date.now() - 5000 }),
+      entry({ key: 'k2', status: 'pending', outcome: 'pending', verdict: null, findings: null, review: null, failedChecks: [], durationMs: null, updatedAt: Date.now() - 5000 }),
       entry({ key: 'k1' }),
-      entry({ key: 'k3', kind: 'commit', source: 'staged', status: 'clean', outcome: 'clean', findings: 0, review: 'J1 PASS\nVERDICT: CLEAN' }),
-      entry({ key: 'k4', source: 'parameter', status: 'unreviewed', outcome: 'auth', review: 'the reviewer refused the credentials (no API key: set ANTHROPIC_API_KEY)' }),
+      entry({ key: 'k3', kind: 'commit', source: 'staged', status: 'clean', outcome: 'clean', findings: 0, review: 'J1 PASS\nVERDICT: CLEAN', failedChecks: [] }),
+      entry({ key: 'k4', source: 'parameter', status: 'unreviewed', outcome: 'auth', review: 'the reviewer refused the credentials (no API key: set ANTHROPIC_API_KEY)', failedChecks: [] }),
     ];
     invoke.mockImplementation(async (req: { cmd: string; key?: string }) => {
       if (req.cmd === 'listReviews') return rows;
@@ -236,16 +237,24 @@ describe('ReviewsPanel', () => {
     expect(el.querySelector('[data-testid="review-findings"] [role="alert"]')?.textContent).toContain('ANTHROPIC_API_KEY');
   });
 
-  it('reloads when an in-app review changes and when the window gets focus', async () => {
+  it('loads once, then shows the rows the backend pushes without asking again', async () => {
+    setLocale('en');
     invoke.mockResolvedValue([]);
-    mountPanel();
+    const el = mountPanel();
     await vi.waitFor(() => expect(invoke).toHaveBeenCalledTimes(1));
     invoke.mockClear();
+    store.ledger = [entry({ key: 'pushed', status: 'pending', outcome: 'pending', review: null, failedChecks: [], updatedAt: Date.now() })];
+    flushSync();
+    await vi.waitFor(() => expect(el.querySelectorAll('[data-testid="review-row"]')).toHaveLength(1));
+    store.ledger = [entry({ key: 'pushed' })];
+    flushSync();
+    await vi.waitFor(() => expect(el.querySelector<HTMLElement>('[data-testid="review-row"]')?.dataset.status).toBe('flagged'));
+    // Focus, an in-app review and time passing ask nothing: the ledger is pushed.
+    window.dispatchEvent(new Event('focus'));
     store.upsertReview({ id: 'rvw_x', sessionId: 's', status: 'done', kind: 'plan', key: 'kx', source: 'message', startedAt: 1 });
     flushSync();
-    await vi.waitFor(() => expect(invoke).toHaveBeenCalledWith({ cmd: 'listReviews', limit: 200 }));
-    invoke.mockClear();
-    window.dispatchEvent(new Event('focus'));
-    await vi.waitFor(() => expect(invoke).toHaveBeenCalledWith({ cmd: 'listReviews', limit: 200 }));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(invoke).not.toHaveBeenCalledWith({ cmd: 'listReviews', limit: 200 });
+    store.ledger = null;
   });
 });

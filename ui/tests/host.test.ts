@@ -74,7 +74,7 @@ describe('invoke over HTTP', () => {
   it('POSTs the request as JSON with the bearer token', async () => {
     const fetch = vi.fn(async () => new Response(JSON.stringify({ messageId: 'msg_1' }), { status: 200 }));
     vi.stubGlobal('fetch', fetch);
-    const result = await invoke<{ messageId: string }>({ cmd: 'sendPrompt', sessionId: 's1', text: 'hi' });
+    const result = await invoke({ cmd: 'sendPrompt', sessionId: 's1', text: 'hi' });
     expect(result).toEqual({ messageId: 'msg_1' });
     const [url, init] = fetch.mock.calls[0] as unknown as [string, RequestInit];
     expect(url).toBe('/api');

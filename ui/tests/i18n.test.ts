@@ -1,28 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { de } from '$lib/i18n/de';
 import { en } from '$lib/i18n/en';
+import errorCodeSource from '$lib/types/ErrorCode.ts?raw';
 import { interpolate, placeholdersOf, resolveLocale, setLocale, t, tError, tNotice } from '$lib/i18n/index.svelte';
 
-const ERROR_CODES = [
-  'host_unreachable',
-  'not_found',
-  'opencode_unreachable',
-  'opencode_unauthorized',
-  'opencode_status',
-  'opencode_malformed',
-  'opencode_not_ready',
-  'invalid_request',
-  'review_link_failed',
-  'no_linked_session',
-  'no_assistant_text',
-  'handoff_timeout',
-  'handoff_failed',
-  'handoff_aborted',
-  'flow_cancelled',
-  'storage',
-  'internal',
-  'review_failed',
-];
+/** Every code of the backend's ErrorCode enum, read from the type the backend exports. */
+const ERROR_CODES: string[] = [...errorCodeSource.matchAll(/"([a-z_]+)"/g)].map((m) => m[1]);
 
 describe('locales', () => {
   it('en and de have exactly the same keys', () => {
@@ -43,6 +26,7 @@ describe('locales', () => {
   });
 
   it('has a key for every backend error code, notice code and the seed strings', () => {
+    expect(ERROR_CODES.length).toBeGreaterThan(20);
     for (const code of ERROR_CODES) expect(en).toHaveProperty(`error.${code}`);
     expect(en).toHaveProperty('error.unknown');
     for (const key of [

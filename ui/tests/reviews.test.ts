@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { baseName, failLines, reviewMarkdown, rowId, seconds } from '$lib/reviews';
+import { baseName, reviewMarkdown, rowId, seconds } from '$lib/reviews';
 
 const REPLY = [
   'P1 FAIL — "Increments": no files named.',
@@ -11,16 +11,6 @@ const REPLY = [
 ].join('\n');
 
 describe('reviews', () => {
-  it('picks the checks marked FAIL (the word after the check id), without markdown decoration', () => {
-    expect(failLines(REPLY)).toEqual([
-      'P1 FAIL — "Increments": no files named.',
-      'P4 FAIL — no concurrency test.',
-    ]);
-    expect(failLines(null)).toEqual([]);
-    expect(failLines('J3 FAIL — two concerns.\nVERDICT: FLAGS (1)')).toEqual(['J3 FAIL — two concerns.']);
-    expect(failLines('**P7**: FAIL — "always" has no test.\nP10 FAIL')).toEqual(['P7: FAIL — "always" has no test.']);
-  });
-
   it('puts each plain check line in its own paragraph and leaves list items alone', () => {
     expect(reviewMarkdown('P1 PASS\nP2 FAIL — x\nVERDICT: FLAGS (1)')).toBe('P1 PASS\n\nP2 FAIL — x\n\nVERDICT: FLAGS (1)');
     expect(reviewMarkdown('- P1 PASS\n- P2 PASS')).toBe('- P1 PASS\n- P2 PASS');

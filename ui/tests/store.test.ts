@@ -137,42 +137,49 @@ describe('store: snapshot', () => {
     expect(store.seq).toBe(4);
   });
 
-  it('routes notices to the hook once per seq, and OpenTab opens or focuses a tab', () => {
+  it('routes notices to the hook once per seq, and takes the tabs the backend pushes', () => {
     const store = new Store();
     const notices: string[] = [];
-    let tabsChanged = 0;
-    store.hooks = { onNotice: (n) => notices.push(n.code), onTabsChanged: () => tabsChanged++ };
+    let revealed = 0;
+    store.hooks = { onNotice: (n) => notices.push(n.code), onTabsRevealed: () => revealed++ };
     store.applySnapshot(snapshot());
     const tab = { mode: 'chat' as const, dedupeKey: 'session:s2', label: 'Review', sessionId: 's2' };
+    const other = { mode: 'reviews' as const, dedupeKey: 'reviews', label: 'Reviews' };
     const notice = { level: 'success' as const, code: 'notice.reviewStarted', params: {}, message: 'Review started' };
-    store.enqueue([at(11, { type: 'notice', notice }), at(11, { type: 'notice', notice }), at(12, { type: 'openTab', tab })]);
+    store.enqueue([
+      at(11, { type: 'notice', notice }),
+      at(11, { type: 'notice', notice }),
+      at(12, { type: 'tabs', tabs: [tab, tab], active: 'session:s2', reveal: true }),
+    ]);
     store.flush();
-    store.enqueue([at(13, { type: 'openTab', tab })]);
+    expect(store.tabs.map((t) => t.dedupeKey)).toEqual(['session:s2']);
+    // A moved tab is not revealed; an active key that is gone falls back to the first tab.
+    store.enqueue([at(13, { type: 'tabs', tabs: [other, tab], active: 'session:gone', reveal: false })]);
     store.flush();
     expect(notices).toEqual(['notice.reviewStarted']);
-    expect(store.tabs.map((t) => t.dedupeKey)).toEqual(['session:s2']);
-    expect(store.activeTab).toBe('session:s2');
-    expect(tabsChanged).toBe(2);
+    expect(store.tabs.map((t) => t.dedupeKey)).toEqual(['reviews', 'session:s2']);
+    expect(store.activeTab).toBe('reviews');
+    expect(revealed).toBe(1);
   });
 
   it('tracks flows and when they ended', () => {
     let now = 1000;
     const store = new Store(() => now);
     store.applySnapshot(snapshot());
-    const flow = { id: 'f1', sessionId: 's1', step: 'waitingForHandoff' as const, startedAt: 0, streamedChars: 5, reused: false };
+    const flow = { id: 'f1', sessionId: 's1', step: 'waitingForHandoff' as const, startedAt: 0, streamedChars: 5, reused: false, ended: false };
     store.enqueue([at(11, { type: 'flow', flow })]);
     store.flush();
     expect(store.flows.get('f1')?.endedAt).toBeNull();
     now = 2000;
-    store.enqueue([at(12, { type: 'flow', flow: { ...flow, step: 'done' } })]);
+    store.enqueue([at(12, { type: 'flow', flow: { ...flow, step: 'done', ended: true } })]);
     store.flush();
     expect(store.flows.get('f1')?.endedAt).toBe(2000);
   });
 
   it('marks flows that had already ended in a snapshot as ended long ago', () => {
     const store = new Store(() => 5000);
-    const done = { id: 'f2', sessionId: 's1', step: 'done' as const, startedAt: 0, streamedChars: 0, reused: false };
-    const running = { ...done, id: 'f3', step: 'sendingReview' as const };
+    const done = { id: 'f2', sessionId: 's1', step: 'done' as const, startedAt: 0, streamedChars: 0, reused: false, ended: true };
+    const running = { ...done, id: 'f3', step: 'sendingReview' as const, ended: false };
     store.applySnapshot(snapshot({ flows: [done, running] }));
     expect(store.flows.get('f2')?.endedAt).toBe(0);
     expect(store.flows.get('f3')?.endedAt).toBeNull();

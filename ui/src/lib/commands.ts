@@ -8,24 +8,6 @@ export const HANDOFF_COMMAND = 'handoff-review';
 /** Crosscheck's cold review command: `/cold-review [file]`. */
 export const COLD_REVIEW_COMMAND = 'cold-review';
 
-/** Builtins the UI always offers, in case the backend's list lacks them. */
-export const BUILTIN_FALLBACK: CommandEntry[] = [
-  { name: HANDOFF_COMMAND, descriptionKey: 'command.handoffReview', builtin: true },
-  { name: COLD_REVIEW_COMMAND, descriptionKey: 'command.coldReview', builtin: true },
-];
-
-/** The backend's commands plus missing builtins, builtins first, no duplicates. */
-export function mergeCommands(fromBackend: readonly CommandEntry[]): CommandEntry[] {
-  const seen = new Set<string>();
-  const out: CommandEntry[] = [];
-  for (const c of [...fromBackend.filter((c) => c.builtin), ...BUILTIN_FALLBACK, ...fromBackend.filter((c) => !c.builtin)]) {
-    if (seen.has(c.name)) continue;
-    seen.add(c.name);
-    out.push(c);
-  }
-  return out;
-}
-
 /** `/name args` → `{name, args}`; null when the text is not a command. */
 export function parseCommand(text: string): { name: string; args: string } | null {
   const m = /^\/([^\s/]+)(?:\s+([\s\S]*))?$/.exec(text.trim());

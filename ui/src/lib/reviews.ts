@@ -1,4 +1,4 @@
-// Cold review rows: labels, the findings in a reviewer's reply, and its reply as markdown.
+// Cold review rows: labels and the reviewer's reply as markdown (the backend lists the findings).
 
 import type { LedgerEntry } from '$lib/types/LedgerEntry';
 
@@ -8,18 +8,6 @@ const CHECK_LINE = /^\s*(?:[-*+]\s+|\d+[.)]\s+)?[*_`]*(?:[PJ][1-8]\b|VERDICT:)/i
 /** Markdown decoration around a line's words. */
 function undecorated(line: string): string {
   return line.replace(/[*_`]/g, '').replace(/^\s*(?:[-+]\s+|\d+[.)]\s+)/, '').trim();
-}
-
-/** A check marked FAIL: the word right after `P<n>`/`J<n>` is FAIL (as the engine counts). */
-const FAILED_CHECK = /^[PJ][1-8](?!\d)[\s:—–\-|.()[\]]*FAIL/i;
-
-/** The FAIL lines of a reviewer's reply, without markdown decoration. */
-export function failLines(review: string | null | undefined): string[] {
-  if (!review) return [];
-  return review
-    .split('\n')
-    .map(undecorated)
-    .filter((line) => FAILED_CHECK.test(line));
 }
 
 /** The reply with each check line as its own paragraph: reviewers write one check per line,

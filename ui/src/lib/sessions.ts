@@ -1,32 +1,25 @@
-// Session helpers: the OpenChamber review link (metadata.openchamber) and the sidebar's grouping.
+// Session helpers: the review link (resolved by the backend) and the sidebar's grouping.
 
 import type { Session } from '$lib/types/Session';
+import type { SessionView } from '$lib/types/SessionView';
 
-function openchamber(session: Session | undefined): Record<string, unknown> | null {
-  const meta = session?.metadata?.openchamber;
-  return meta && typeof meta === 'object' && !Array.isArray(meta) ? (meta as Record<string, unknown>) : null;
-}
-
-/** A review session: `openchamber.kind === 'review'` with an `originalSessionID`. */
-export function isReviewSession(session: Session | undefined): boolean {
-  const meta = openchamber(session);
-  return meta?.kind === 'review' && typeof meta.originalSessionID === 'string' && meta.originalSessionID !== '';
+/** A review session: the backend resolved its link to an original. */
+export function isReviewSession(session: SessionView | undefined): boolean {
+  return session?.link?.kind === 'review';
 }
 
 /** The implementing session a review session belongs to. */
-export function originalSessionIdOf(session: Session | undefined): string | null {
-  const meta = openchamber(session);
-  return isReviewSession(session) ? (meta?.originalSessionID as string) : null;
+export function originalSessionIdOf(session: SessionView | undefined): string | null {
+  return session?.link?.kind === 'review' ? session.link.otherSessionId : null;
 }
 
 /** The review session linked to an implementing session. */
-export function reviewSessionIdOf(session: Session | undefined): string | null {
-  const id = openchamber(session)?.reviewSessionID;
-  return typeof id === 'string' && id !== '' ? id : null;
+export function reviewSessionIdOf(session: SessionView | undefined): string | null {
+  return session?.link?.kind === 'original' ? session.link.otherSessionId : null;
 }
 
 /** Which way the transfer button on this session's assistant messages sends text. */
-export function transferDirectionOf(session: Session | undefined): 'toImplementer' | 'toReviewer' | null {
+export function transferDirectionOf(session: SessionView | undefined): 'toImplementer' | 'toReviewer' | null {
   if (isReviewSession(session)) return 'toImplementer';
   if (reviewSessionIdOf(session)) return 'toReviewer';
   return null;

@@ -7,200 +7,55 @@ use std::collections::BTreeMap;
 use crosscheck_opencode::{
     MessageInfo, MessageWithParts, ModelRef, Part, PermissionRequest, Session, SessionStatus,
 };
+use crosscheck_review::LedgerEntry;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::error::ErrorCode;
 use crate::flows::FlowState;
 use crate::flows::cold_review::ReviewProgress;
 use crate::settings::{Settings, Tab};
 
-/// A request from the UI. Serialized as `{"cmd": "...", ...fields}`.
-#[derive(Debug, Clone, Deserialize, Serialize, TS)]
-#[serde(
-    tag = "cmd",
-    rename_all = "camelCase",
-    rename_all_fields = "camelCase",
-    deny_unknown_fields
-)]
+pub use crate::requests::Request;
+
+/// A session as the UI shows it: the server's session with its review link already resolved,
+/// so the UI never reads `metadata.openchamber` itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
 #[ts(export)]
-pub enum Request {
-    /// Everything the UI needs to draw its first frame. Returns [`Snapshot`].
-    Snapshot,
-    /// Starts following a session's transcript; returns its newest page ([`TranscriptPage`]).
-    OpenSession {
-        /// Session to open.
-        session_id: String,
-    },
-    /// Loads the page before the oldest loaded message; returns [`TranscriptPage`].
-    LoadOlder {
-        /// Session.
-        session_id: String,
-    },
-    /// Stops following a transcript the UI no longer shows. Returns `null`.
-    CloseSession {
-        /// Session.
-        session_id: String,
-    },
-    /// Creates a session in a directory. Returns the [`Session`].
-    CreateSession {
-        /// Absolute directory.
-        directory: String,
-        /// Optional title.
-        #[ts(optional)]
-        title: Option<String>,
-    },
-    /// Renames a session. Returns the [`Session`].
-    RenameSession {
-        /// Session.
-        session_id: String,
-        /// New title.
-        title: String,
-    },
-    /// Archives or unarchives a session. Returns the [`Session`].
-    ArchiveSession {
-        /// Session.
-        session_id: String,
-        /// Archive (true) or restore (false).
-        archived: bool,
-    },
-    /// Deletes a session (with review-link clean-up). Returns `null`.
-    DeleteSession {
-        /// Session.
-        session_id: String,
-    },
-    /// Sends a user message. Returns [`Sent`].
-    SendPrompt {
-        /// Session.
-        session_id: String,
-        /// Visible text.
-        text: String,
-        /// Model, agent and variant; the session's current ones when absent.
-        #[ts(optional)]
-        choice: Option<ModelChoice>,
-    },
-    /// Runs a slash command (server command or one of Crosscheck's). Returns [`Sent`].
-    RunCommand {
-        /// Session.
-        session_id: String,
-        /// Name without the slash.
-        command: String,
-        /// Everything after the name.
-        arguments: String,
-        /// Model, agent and variant.
-        #[ts(optional)]
-        choice: Option<ModelChoice>,
-    },
-    /// Stops the running turn. Returns `null`.
-    Abort {
-        /// Session.
-        session_id: String,
-    },
-    /// Answers a pending permission request. Returns `null`.
-    ReplyPermission {
-        /// Session whose turn waits.
-        session_id: String,
-        /// The `per_...` request.
-        request_id: String,
-        /// The answer.
-        reply: PermissionReplyKind,
-    },
-    /// Providers and models for the picker. Returns a `ProviderCatalog`.
-    Providers {
-        /// Directory, if any.
-        #[ts(optional)]
-        directory: Option<String>,
-    },
-    /// Agents for the picker. Returns `AgentInfo[]`.
-    Agents {
-        /// Directory, if any.
-        #[ts(optional)]
-        directory: Option<String>,
-    },
-    /// Slash commands for autocomplete. Returns [`CommandEntry`]`[]`.
-    Commands {
-        /// Directory, if any.
-        #[ts(optional)]
-        directory: Option<String>,
-    },
-    /// Saves settings. Returns the saved [`Settings`].
-    SetSettings {
-        /// New settings.
-        settings: Settings,
-    },
-    /// Saves the context panel's tabs. Returns `null`.
-    SetTabs {
-        /// Open tabs, in order.
-        tabs: Vec<Tab>,
-        /// Key of the active tab.
-        #[ts(optional)]
-        active: Option<String>,
-    },
-    /// Prompt templates with defaults and overrides. Returns [`PromptTemplate`]`[]`.
-    Prompts,
-    /// Overrides a prompt template. Returns [`PromptTemplate`].
-    SetPrompt {
-        /// Template name.
-        name: String,
-        /// New template text.
-        template: String,
-    },
-    /// Resets a prompt template to its default. Returns [`PromptTemplate`].
-    ResetPrompt {
-        /// Template name.
-        name: String,
-    },
-    /// Starts the review handoff for a session. Returns [`FlowState`].
-    StartHandoffReview {
-        /// The implementing session.
-        session_id: String,
-        /// Model, agent and variant for the implementer's handoff turn.
-        #[ts(optional)]
-        choice: Option<ModelChoice>,
-        /// Model, agent and variant for the reviewer; the implementer's when absent.
-        #[ts(optional)]
-        reviewer: Option<ModelChoice>,
-    },
-    /// Cancels a running flow. Returns `null`.
-    CancelFlow {
-        /// Flow id.
-        flow_id: String,
-    },
-    /// Sends an assistant message's text to the linked session. Returns [`TransferResult`].
-    Transfer {
-        /// Session the message is in.
-        session_id: String,
-        /// The assistant message.
-        message_id: String,
-    },
-    /// Starts a cold review of a plan from a session: the file at `path` (relative to the
-    /// session's directory), else assistant message `message_id`, else the latest assistant
-    /// reply. Runs in the background (see [`Change::Review`]); returns its first
-    /// `ReviewProgress`.
-    ColdReview {
-        /// Session.
-        session_id: String,
-        /// The assistant message to review.
-        #[ts(optional)]
-        message_id: Option<String>,
-        /// A plan file to review instead of a message.
-        #[ts(optional)]
-        path: Option<String>,
-    },
-    /// Cold reviews in the ledger (the app's and every gate's), most recently updated first.
-    /// Returns `LedgerEntry[]`.
-    ListReviews {
-        /// At most this many (default 200, at most 1000).
-        #[ts(optional)]
-        limit: Option<u32>,
-    },
-    /// One ledger row with the text it was reviewed on. Returns `ReviewDetail`, or `null`
-    /// when the key is not in the ledger.
-    GetReview {
-        /// Plan or commit.
-        kind: crosscheck_review::ReviewKind,
-        /// Ledger key.
-        key: String,
-    },
+pub struct SessionView {
+    /// The session as the server sent it.
+    #[serde(flatten)]
+    #[ts(flatten)]
+    pub session: Session,
+    /// Its review link, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub link: Option<ReviewLink>,
+}
+
+/// Which side of a review link a session is on, and the session on the other side.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct ReviewLink {
+    /// `review`: this session reviews `otherSessionId`; `original`: `otherSessionId` reviews it.
+    pub kind: LinkKind,
+    /// The session on the other side.
+    pub other_session_id: String,
+    /// Whether the other session is among the server's sessions (a stale link when not).
+    pub other_exists: bool,
+}
+
+/// The two sides of a review link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub enum LinkKind {
+    /// A review session: its feedback goes to the original.
+    Review,
+    /// An implementing session with a review session: its answers go to the reviewer.
+    Original,
 }
 
 /// Model, agent and variant for a turn.
@@ -220,7 +75,7 @@ pub struct ModelChoice {
 }
 
 /// Result of sending a message: the id Crosscheck chose for it.
-#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(export)]
 pub struct Sent {
@@ -361,8 +216,8 @@ pub struct Snapshot {
     pub seq: u64,
     /// Server connection.
     pub connection: Connection,
-    /// All known sessions.
-    pub sessions: Vec<Session>,
+    /// All known sessions, newest first.
+    pub sessions: Vec<SessionView>,
     /// Non-idle statuses by session id.
     pub statuses: BTreeMap<String, SessionStatus>,
     /// Pending permission requests, grouped by session.
@@ -422,8 +277,8 @@ pub enum Change {
     },
     /// The whole session list was reloaded (after connecting or reconnecting).
     SessionsReset {
-        /// All sessions.
-        sessions: Vec<Session>,
+        /// All sessions, newest first.
+        sessions: Vec<SessionView>,
         /// Non-idle statuses.
         statuses: BTreeMap<String, SessionStatus>,
         /// Pending permission requests (replacing all known ones).
@@ -432,7 +287,7 @@ pub enum Change {
     /// A session was created or changed.
     SessionUpserted {
         /// The session.
-        session: Session,
+        session: SessionView,
     },
     /// A session was deleted.
     SessionRemoved {
@@ -512,10 +367,20 @@ pub enum Change {
         /// Its state.
         flow: FlowState,
     },
-    /// Ask the UI to open a session in the context panel.
-    OpenTab {
-        /// The tab.
-        tab: Tab,
+    /// The context panel's tabs changed (the backend owns them).
+    Tabs {
+        /// Open tabs, in order.
+        tabs: Vec<Tab>,
+        /// Key of the active tab.
+        #[ts(optional)]
+        active: Option<String>,
+        /// Whether the panel should be shown (a tab was opened or activated).
+        reveal: bool,
+    },
+    /// The review ledger changed (a review here, or a gate in another process): its newest rows.
+    Ledger {
+        /// The newest rows, most recently updated first.
+        entries: Vec<LedgerEntry>,
     },
     /// An in-app cold review moved on (started, done, failed).
     Review {
@@ -562,8 +427,8 @@ pub enum NoticeLevel {
 #[serde(rename_all = "camelCase")]
 #[ts(export)]
 pub struct ApiError {
-    /// Stable code, e.g. `not_found`, `opencode_unreachable`.
-    pub code: String,
+    /// Stable code the UI localizes.
+    pub code: ErrorCode,
     /// English message with details.
     pub message: String,
 }

@@ -8,7 +8,9 @@ use crosscheck_opencode::{Client, ServerConfig, Session, Supervisor, SupervisorO
 use crosscheck_review::{Engine, EngineOptions, Env, Logger};
 use tokio::sync::broadcast;
 
-use crate::api_types::{Change, Connection, Notice, NoticeLevel, Stamped};
+use crate::api_types::{
+    Change, Connection, Notice, NoticeLevel, PromptTemplate, SessionView, Snapshot, Stamped,
+};
 use crate::db::Db;
 use crate::error::{Error, Result};
 use crate::flows::FlowRegistry;
@@ -142,7 +144,17 @@ impl Core {
         };
         let task = tokio::spawn(crate::sync::run(core.clone(), options.target));
         lock(&core.inner.tasks).push(task);
+        if core.inner.review.is_ok()
+            && let Some(watch) = crate::ledger_watch::spawn(core.clone(), options.database.clone())
+        {
+            lock(&core.inner.tasks).push(watch);
+        }
         Ok(core)
+    }
+
+    /// Keeps the managed server's supervisor so [`Core::shutdown`] stops it.
+    pub(crate) async fn keep_supervisor(&self, supervisor: Supervisor) {
+        *self.inner.supervisor.lock().await = Some(supervisor);
     }
 
     /// Stops background work and the managed server, if any.
@@ -207,8 +219,19 @@ impl Core {
         let next = s.seq + 1;
         let (out, change) = f(&mut s.store, next);
         if let Some(change) = change {
+            // A session that appears or goes changes whether its partners' links resolve.
+            let partners = match &change {
+                Change::SessionUpserted { session } => s.store.linked_to(&session.session.id),
+                Change::SessionRemoved { session_id } => s.store.linked_to(session_id),
+                _ => Vec::new(),
+            };
             s.seq += 1;
             let _ = self.inner.changes.send(Stamped { seq: s.seq, change });
+            for session in partners {
+                s.seq += 1;
+                let change = Change::SessionUpserted { session };
+                let _ = self.inner.changes.send(Stamped { seq: s.seq, change });
+            }
         }
         out
     }
@@ -258,6 +281,81 @@ impl Core {
             }
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// Everything for the UI's first frame, at one sequence number.
+    pub fn snapshot(&self) -> Snapshot {
+        let saved = self.inner.db.tabs();
+        let (seq, sessions, statuses, permissions) =
+            self.read_store(|s, seq| (seq, s.session_views(), s.statuses(), s.permissions()));
+        Snapshot {
+            seq,
+            connection: self.connection(),
+            sessions,
+            statuses,
+            permissions,
+            settings: self.settings(),
+            tabs: saved.tabs,
+            active_tab: saved.active,
+            flows: self.inner.flows.list(),
+        }
+    }
+
+    /// Keeps a session the server just answered with and returns it as the UI shows it.
+    pub(crate) fn remember_session(&self, session: Session) -> SessionView {
+        self.with_store(|st| {
+            let change = st.upsert_session(session.clone());
+            (st.view(&session), Some(change))
+        })
+    }
+
+    /// The local database (settings, tabs, prompt overrides).
+    pub(crate) fn db(&self) -> &Db {
+        &self.inner.db
+    }
+
+    /// Running and recently ended flows.
+    pub(crate) fn flows(&self) -> &FlowRegistry {
+        &self.inner.flows
+    }
+
+    /// The prompt registry as it is now (defaults with the user's overrides).
+    pub(crate) fn prompts(&self) -> Registry {
+        self.inner
+            .prompts
+            .read()
+            .map(|r| r.clone())
+            .unwrap_or_else(|e| e.into_inner().clone())
+    }
+
+    /// Saves a prompt override (`None` resets to the default) and answers the template in use.
+    pub(crate) fn set_prompt(
+        &self,
+        name: &str,
+        template: Option<String>,
+    ) -> Result<PromptTemplate> {
+        self.inner
+            .db
+            .set_prompt_override(name, template.as_deref())?;
+        let mut registry = self
+            .inner
+            .prompts
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        registry.set_override(name, template);
+        registry
+            .get(name)
+            .ok_or_else(|| Error::InvalidRequest(format!("unknown prompt {name}")))
+    }
+
+    /// Saves settings, puts them in effect and pushes them to every window.
+    pub(crate) fn save_settings(&self, settings: Settings) -> Result<()> {
+        self.inner.db.set_settings(&settings)?;
+        if let Ok(mut s) = self.inner.settings.write() {
+            *s = settings.clone();
+        }
+        self.emit(Change::Settings { settings });
+        Ok(())
     }
 
     /// The settings in effect.

@@ -1,6 +1,84 @@
-//! The core's error type and its mapping to the `{code, message}` the UI localizes.
+//! The core's error type, the [`ErrorCode`]s the UI localizes, and the one table that maps each
+//! code to its HTTP status.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 use crate::api_types::ApiError;
+
+/// Declares [`ErrorCode`] with each code's HTTP status (web mode) in one table: a request the
+/// backend could not parse is 400, a missing thing 404, the web token and host checks 401 and
+/// 403, and every other failure of a well-formed request 422.
+macro_rules! error_codes {
+    ($( $(#[doc = $doc:literal])* $code:ident = $status:literal, )*) => {
+        /// A stable error code: the UI shows the localized text of `error.<code>`.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+        #[serde(rename_all = "snake_case")]
+        #[ts(export)]
+        pub enum ErrorCode {
+            $( $(#[doc = $doc])* $code, )*
+        }
+
+        impl ErrorCode {
+            /// Every code, in declaration order.
+            pub const ALL: &[ErrorCode] = &[$(ErrorCode::$code),*];
+
+            /// The HTTP status web mode answers with for this code.
+            pub fn http_status(self) -> u16 {
+                match self {
+                    $( ErrorCode::$code => $status, )*
+                }
+            }
+        }
+    };
+}
+
+error_codes! {
+    /// The OpenCode server cannot be reached.
+    OpencodeUnreachable = 422,
+    /// The OpenCode server refused the password.
+    OpencodeUnauthorized = 422,
+    /// The OpenCode server answered with an error status.
+    OpencodeStatus = 422,
+    /// The OpenCode server's reply could not be read.
+    OpencodeMalformed = 422,
+    /// `opencode serve` could not be started.
+    OpencodeSpawn = 422,
+    /// Not connected to an OpenCode server yet.
+    OpencodeNotReady = 422,
+    /// A server URL that cannot be used.
+    InvalidUrl = 422,
+    /// The session, message or row does not exist.
+    NotFound = 404,
+    /// Local storage (SQLite) failed.
+    Storage = 422,
+    /// The request itself was wrong.
+    InvalidRequest = 400,
+    /// A transfer from a session without a linked session.
+    NoLinkedSession = 422,
+    /// A transfer of a message without text.
+    NoAssistantText = 422,
+    /// The review session could not be linked.
+    ReviewLinkFailed = 422,
+    /// The handoff turn did not finish in time.
+    HandoffTimeout = 422,
+    /// The handoff turn failed.
+    HandoffFailed = 422,
+    /// The handoff turn was aborted.
+    HandoffAborted = 422,
+    /// The user cancelled the flow.
+    FlowCancelled = 422,
+    /// The cold review could not run.
+    ReviewFailed = 422,
+    /// A bug in Crosscheck.
+    Internal = 422,
+    /// Web mode: the token is missing or wrong.
+    Unauthorized = 401,
+    /// Web mode: the request named a host that is not loopback.
+    ForbiddenHost = 403,
+    /// The UI could not reach the Crosscheck backend (set by the UI's transport).
+    HostUnreachable = 503,
+}
 
 /// Everything that can go wrong in the core.
 #[derive(Debug, thiserror::Error)]
@@ -60,22 +138,22 @@ pub enum Error {
 
 impl Error {
     /// The stable code the UI localizes.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            Error::Opencode(e) => e.code(),
-            Error::Storage(_) | Error::StoredData(_) => "storage",
-            Error::InvalidRequest(_) => "invalid_request",
-            Error::NotConnected => "opencode_not_ready",
-            Error::SessionNotFound(_) | Error::MessageNotFound(_) => "not_found",
-            Error::NoLinkedSession => "no_linked_session",
-            Error::NoAssistantText => "no_assistant_text",
-            Error::ReviewLinkFailed(_) => "review_link_failed",
-            Error::HandoffTimeout(_) => "handoff_timeout",
-            Error::HandoffFailed(_) => "handoff_failed",
-            Error::HandoffAborted => "handoff_aborted",
-            Error::Cancelled => "flow_cancelled",
-            Error::Review(_) | Error::ReviewFailed(_) => "review_failed",
-            Error::Internal(_) => "internal",
+            Error::Opencode(e) => opencode_code(e),
+            Error::Storage(_) | Error::StoredData(_) => ErrorCode::Storage,
+            Error::InvalidRequest(_) => ErrorCode::InvalidRequest,
+            Error::NotConnected => ErrorCode::OpencodeNotReady,
+            Error::SessionNotFound(_) | Error::MessageNotFound(_) => ErrorCode::NotFound,
+            Error::NoLinkedSession => ErrorCode::NoLinkedSession,
+            Error::NoAssistantText => ErrorCode::NoAssistantText,
+            Error::ReviewLinkFailed(_) => ErrorCode::ReviewLinkFailed,
+            Error::HandoffTimeout(_) => ErrorCode::HandoffTimeout,
+            Error::HandoffFailed(_) => ErrorCode::HandoffFailed,
+            Error::HandoffAborted => ErrorCode::HandoffAborted,
+            Error::Cancelled => ErrorCode::FlowCancelled,
+            Error::Review(_) | Error::ReviewFailed(_) => ErrorCode::ReviewFailed,
+            Error::Internal(_) => ErrorCode::Internal,
         }
     }
 
@@ -91,11 +169,78 @@ impl Error {
     /// The `{code, message}` pair sent to the UI.
     pub fn to_api(&self) -> ApiError {
         ApiError {
-            code: self.code().to_owned(),
+            code: self.code(),
             message: self.to_string(),
         }
     }
 }
 
+/// The code of an OpenCode client error.
+fn opencode_code(error: &crosscheck_opencode::Error) -> ErrorCode {
+    use crosscheck_opencode::Error as E;
+    match error {
+        E::Transport { .. } => ErrorCode::OpencodeUnreachable,
+        E::Unauthorized => ErrorCode::OpencodeUnauthorized,
+        E::NotFound { .. } => ErrorCode::NotFound,
+        E::Status { .. } => ErrorCode::OpencodeStatus,
+        E::Decode { .. } => ErrorCode::OpencodeMalformed,
+        E::InvalidUrl(_) => ErrorCode::InvalidUrl,
+        E::Spawn(_) => ErrorCode::OpencodeSpawn,
+        E::NotReady(_) => ErrorCode::OpencodeNotReady,
+    }
+}
+
+impl ErrorCode {
+    /// The code as the UI sees it (`not_found`, `opencode_unreachable`, ...).
+    pub fn as_str(self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default()
+    }
+}
+
 /// Result with the core's error.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_opencode_code_has_the_same_name_as_the_client_says() {
+        use crosscheck_opencode::Error as E;
+        let cases = [
+            E::Transport {
+                url: "u".into(),
+                message: "m".into(),
+            },
+            E::Unauthorized,
+            E::NotFound { what: "w".into() },
+            E::Status {
+                status: 500,
+                body: "b".into(),
+            },
+            E::Decode {
+                what: "w".into(),
+                message: "m".into(),
+            },
+            E::InvalidUrl("u".into()),
+            E::Spawn("s".into()),
+            E::NotReady("n".into()),
+        ];
+        for e in cases {
+            assert_eq!(opencode_code(&e).as_str(), e.code(), "{e}");
+        }
+    }
+
+    #[test]
+    fn codes_serialize_in_snake_case_and_map_to_statuses() {
+        assert_eq!(ErrorCode::NotFound.as_str(), "not_found");
+        assert_eq!(ErrorCode::HostUnreachable.as_str(), "host_unreachable");
+        assert_eq!(ErrorCode::InvalidRequest.http_status(), 400);
+        assert_eq!(ErrorCode::NotFound.http_status(), 404);
+        assert_eq!(ErrorCode::Unauthorized.http_status(), 401);
+        assert!(ErrorCode::ALL.iter().all(|c| !c.as_str().is_empty()));
+    }
+}

@@ -9,13 +9,17 @@ pub mod db;
 pub mod error;
 pub mod flows;
 pub mod launch;
+mod ledger_watch;
 pub mod metadata;
 pub mod prompts;
+pub mod requests;
 pub mod settings;
 pub mod store;
 mod sync;
 
 pub use api::Api;
-pub use api_types::{ApiError, Change, Request, Stamped};
+pub use api_types::{ApiError, Change, Stamped};
 pub use core::{Core, CoreOptions, OpencodeTarget, ReviewSetup};
+pub use error::ErrorCode;
 pub use error::{Error, Result};
+pub use requests::{Request, Response};

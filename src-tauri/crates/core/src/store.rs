@@ -9,7 +9,8 @@ use crosscheck_opencode::{
     Event, MessageInfo, MessageWithParts, Part, PermissionRequest, Session, SessionStatus,
 };
 
-use crate::api_types::{Change, TranscriptPage};
+use crate::api_types::{Change, LinkKind, ReviewLink, SessionView, TranscriptPage};
+use crate::metadata;
 
 /// One followed transcript: a window of the newest messages, oldest first.
 #[derive(Debug, Default)]
@@ -305,7 +306,7 @@ impl Store {
         self.transcripts
             .retain(|id, _| self.sessions.contains_key(id));
         Change::SessionsReset {
-            sessions: self.sessions(),
+            sessions: self.session_views(),
             statuses: self.statuses(),
             permissions: self.permissions(),
         }
@@ -314,7 +315,9 @@ impl Store {
     /// Upserts one session (from an Api reply).
     pub fn upsert_session(&mut self, session: Session) -> Change {
         self.sessions.insert(session.id.clone(), session.clone());
-        Change::SessionUpserted { session }
+        Change::SessionUpserted {
+            session: self.view(&session),
+        }
     }
 
     /// Forgets a session.
@@ -418,9 +421,96 @@ impl Store {
     }
 }
 
+/// Review links resolved for the UI.
+impl Store {
+    /// A session with its review link resolved against the sessions known now.
+    pub fn view(&self, session: &Session) -> SessionView {
+        let link = if let Some(original) = metadata::get_original_session_id(session)
+            .filter(|_| metadata::is_review_session(session))
+        {
+            Some((LinkKind::Review, original))
+        } else {
+            metadata::get_review_session_id(session).map(|review| (LinkKind::Original, review))
+        };
+        SessionView {
+            link: link.map(|(kind, other)| ReviewLink {
+                kind,
+                other_session_id: other.to_owned(),
+                other_exists: self.sessions.contains_key(other),
+            }),
+            session: session.clone(),
+        }
+    }
+
+    /// Every session as the UI shows it, newest first.
+    pub fn session_views(&self) -> Vec<SessionView> {
+        self.sessions().iter().map(|s| self.view(s)).collect()
+    }
+
+    /// The sessions whose review link names `id`: whether their link resolves follows `id`.
+    pub fn linked_to(&self, id: &str) -> Vec<SessionView> {
+        self.sessions
+            .values()
+            .filter(|s| s.id != id)
+            .map(|s| self.view(s))
+            .filter(|v| v.link.as_ref().is_some_and(|l| l.other_session_id == id))
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn session(id: &str, openchamber: Option<serde_json::Value>) -> Session {
+        let metadata = openchamber.map(|o| {
+            let mut m = serde_json::Map::new();
+            m.insert("openchamber".into(), o);
+            m
+        });
+        Session {
+            id: id.into(),
+            metadata,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn review_links_are_resolved_for_the_ui() {
+        let mut store = Store::default();
+        store.upsert_session(session(
+            "ses_a",
+            Some(serde_json::json!({"reviewSessionID": "ses_r"})),
+        ));
+        let review = session(
+            "ses_r",
+            Some(serde_json::json!({"kind": "review", "originalSessionID": "ses_a"})),
+        );
+        // Before the review session is known, the original's link does not resolve.
+        let a = store.session("ses_a").cloned().expect("a");
+        let link = store.view(&a).link.expect("a link");
+        assert_eq!(link.kind, LinkKind::Original);
+        assert_eq!(link.other_session_id, "ses_r");
+        assert!(!link.other_exists);
+
+        store.upsert_session(review.clone());
+        assert!(store.view(&a).link.is_some_and(|l| l.other_exists));
+        let r = store.view(&review).link.expect("r link");
+        assert_eq!(
+            (r.kind, r.other_session_id.as_str(), r.other_exists),
+            (LinkKind::Review, "ses_a", true)
+        );
+        // The original is what changes when the review session comes or goes.
+        let partners = store.linked_to("ses_r");
+        assert_eq!(partners.len(), 1);
+        assert_eq!(partners[0].session.id, "ses_a");
+        store.remove_session("ses_r");
+        assert!(store.view(&a).link.is_some_and(|l| !l.other_exists));
+        // A session without the namespace, or with a review kind but no original, has no link.
+        assert!(store.view(&session("ses_b", None)).link.is_none());
+        let bad = session("ses_c", Some(serde_json::json!({"kind": "review"})));
+        assert!(store.view(&bad).link.is_none());
+    }
     use crosscheck_opencode::event::parse_frame;
 
     const SAMPLE: &str = include_str!("../../opencode/tests/fixtures/sample-events.sse");

@@ -26,7 +26,7 @@ pub(crate) async fn run(core: Core, target: OpencodeTarget) {
             Ok(sup) => {
                 let config = sup.config();
                 watch_supervisor(&core, &sup);
-                *core.inner.supervisor.lock().await = Some(sup);
+                core.keep_supervisor(sup).await;
                 (config, true)
             }
             Err(e) => {

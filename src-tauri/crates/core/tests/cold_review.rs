@@ -73,11 +73,11 @@ async fn session_with_reply(h: &Harness, reply: &str) -> (String, String) {
     let sid = h.fake.seed_session("Plan the CRLF work", None);
     h.fake.script(&sid, Reply::text(reply));
     let sent: Sent = serde_json::from_value(
-        h.request(Request::SendPrompt {
+        h.request(Request::SendPrompt(crosscheck_core::requests::SendPrompt {
             session_id: sid.clone(),
             text: "Write the plan".into(),
             choice: None,
-        })
+        }))
         .await
         .expect("prompt sent"),
     )
@@ -105,6 +105,11 @@ struct Run {
 async fn review(h: &Harness, request: Request) -> Run {
     let mut changes = h.core.subscribe();
     let value = h.request(request).await.expect("the review starts");
+    // `/cold-review` answers what it started; `ColdReview` answers the progress itself.
+    let value = match value.get("kind") {
+        Some(kind) if kind == "coldReview" => value["review"].clone(),
+        _ => value,
+    };
     let first: ReviewProgress = serde_json::from_value(value).expect("review progress");
     assert_eq!(first.status, ReviewRunStatus::Running);
     let deadline = tokio::time::Instant::now() + SHORT;
@@ -136,9 +141,11 @@ async fn review(h: &Harness, request: Request) -> Run {
 
 async fn list(h: &Harness) -> Vec<LedgerEntry> {
     serde_json::from_value(
-        h.request(Request::ListReviews { limit: None })
-            .await
-            .expect("list"),
+        h.request(Request::ListReviews(
+            crosscheck_core::requests::ListReviews { limit: None },
+        ))
+        .await
+        .expect("list"),
     )
     .expect("ledger entries")
 }
@@ -152,12 +159,12 @@ async fn slash_cold_review_reviews_the_latest_assistant_reply_and_records_it() {
 
     let run = review(
         &h,
-        Request::RunCommand {
+        Request::RunCommand(crosscheck_core::requests::RunCommand {
             session_id: sid.clone(),
             command: "cold-review".into(),
             arguments: String::new(),
             choice: None,
-        },
+        }),
     )
     .await;
     assert_eq!(run.first.source, ReviewSource::Message);
@@ -196,7 +203,9 @@ async fn slash_cold_review_reviews_the_latest_assistant_reply_and_records_it() {
     // The Reviews tab opened, and a notice tells the outcome.
     assert!(run.changes.iter().any(|c| matches!(
         c,
-        Change::OpenTab { tab } if tab.mode == TabMode::Reviews && tab.dedupe_key == "reviews"
+        Change::Tabs { tabs, active, reveal: true }
+            if active.as_deref() == Some("reviews")
+                && tabs.iter().any(|t| t.mode == TabMode::Reviews && t.dedupe_key == "reviews")
     )));
     let notice = run
         .notices
@@ -211,10 +220,10 @@ async fn slash_cold_review_reviews_the_latest_assistant_reply_and_records_it() {
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0], entry);
     let detail: ReviewDetail = serde_json::from_value(
-        h.request(Request::GetReview {
+        h.request(Request::GetReview(crosscheck_core::requests::GetReview {
             kind: ReviewKind::Plan,
             key: entry.key.clone(),
-        })
+        }))
         .await
         .expect("detail"),
     )
@@ -225,11 +234,11 @@ async fn slash_cold_review_reviews_the_latest_assistant_reply_and_records_it() {
     reviewer.always(Answer::Text(clean_review()));
     let again = review(
         &h,
-        Request::ColdReview {
+        Request::ColdReview(crosscheck_core::requests::ColdReview {
             session_id: sid.clone(),
             message_id: Some(assistant.clone()),
             path: None,
-        },
+        }),
     )
     .await;
     assert_eq!(again.first.key, entry.key);
@@ -257,12 +266,12 @@ async fn a_plan_file_is_reviewed_with_source_draft() {
 
     let run = review(
         &h,
-        Request::RunCommand {
+        Request::RunCommand(crosscheck_core::requests::RunCommand {
             session_id: sid.clone(),
             command: "/cold-review".into(),
             arguments: " docs/plan.md ".into(),
             choice: None,
-        },
+        }),
     )
     .await;
     let full = docs.join("plan.md").display().to_string();
@@ -286,23 +295,23 @@ async fn a_plan_file_is_reviewed_with_source_draft() {
     // An absolute path works the same; a missing file is refused at once, naming it.
     let absolute = review(
         &h,
-        Request::ColdReview {
+        Request::ColdReview(crosscheck_core::requests::ColdReview {
             session_id: sid.clone(),
             message_id: None,
             path: Some(full.clone()),
-        },
+        }),
     )
     .await;
     assert_eq!(absolute.last.status, ReviewRunStatus::Done);
     let err = h
-        .request(Request::ColdReview {
+        .request(Request::ColdReview(crosscheck_core::requests::ColdReview {
             session_id: sid.clone(),
             message_id: None,
             path: Some("docs/missing.md".into()),
-        })
+        }))
         .await
         .expect_err("a missing file is an error");
-    assert_eq!(err.code, "invalid_request");
+    assert_eq!(err.code, crosscheck_core::ErrorCode::InvalidRequest);
     assert!(err.message.contains("docs/missing.md"), "{}", err.message);
     assert_eq!(reviewer.requests().len(), 2);
     h.stop().await;
@@ -316,16 +325,16 @@ async fn an_unreachable_reviewer_ends_as_a_clear_failure_and_an_unreviewed_row()
 
     let run = review(
         &h,
-        Request::ColdReview {
+        Request::ColdReview(crosscheck_core::requests::ColdReview {
             session_id: sid.clone(),
             message_id: None,
             path: None,
-        },
+        }),
     )
     .await;
     assert_eq!(run.last.status, ReviewRunStatus::Failed);
     let error = run.last.error.clone().expect("a failed review says why");
-    assert_eq!(error.code, "review_failed");
+    assert_eq!(error.code, crosscheck_core::ErrorCode::ReviewFailed);
     assert!(
         error.message.contains("could not be reached"),
         "{}",
@@ -359,16 +368,16 @@ async fn a_missing_api_key_names_the_variable_and_the_config_key() {
     let (sid, _) = session_with_reply(&h, PLAN).await;
     let run = review(
         &h,
-        Request::ColdReview {
+        Request::ColdReview(crosscheck_core::requests::ColdReview {
             session_id: sid,
             message_id: None,
             path: None,
-        },
+        }),
     )
     .await;
     assert_eq!(run.last.status, ReviewRunStatus::Failed);
     let error = run.last.error.expect("error");
-    assert_eq!(error.code, "review_failed");
+    assert_eq!(error.code, crosscheck_core::ErrorCode::ReviewFailed);
     assert!(
         error.message.contains("OPENAI_API_KEY") && error.message.contains("apiKey"),
         "{}",
@@ -386,11 +395,11 @@ async fn list_reviews_shows_rows_another_engine_wrote_newest_first() {
     let (sid, _) = session_with_reply(&h, PLAN).await;
     let app = review(
         &h,
-        Request::ColdReview {
+        Request::ColdReview(crosscheck_core::requests::ColdReview {
             session_id: sid,
             message_id: None,
             path: None,
-        },
+        }),
     )
     .await;
     let app_key = app.last.entry.expect("row").key;
@@ -417,29 +426,31 @@ async fn list_reviews_shows_rows_another_engine_wrote_newest_first() {
     assert_eq!(rows[0].cwd, "/elsewhere/project");
     assert_eq!(rows[1].key, app_key);
     let limited: Vec<LedgerEntry> = serde_json::from_value(
-        h.request(Request::ListReviews { limit: Some(1) })
-            .await
-            .expect("list"),
+        h.request(Request::ListReviews(
+            crosscheck_core::requests::ListReviews { limit: Some(1) },
+        ))
+        .await
+        .expect("list"),
     )
     .expect("entries");
     assert_eq!(limited.len(), 1);
 
     // The gate's text is kept too; an unknown key has no detail.
     let detail: ReviewDetail = serde_json::from_value(
-        h.request(Request::GetReview {
+        h.request(Request::GetReview(crosscheck_core::requests::GetReview {
             kind: ReviewKind::Plan,
             key: decision.key.clone(),
-        })
+        }))
         .await
         .expect("detail"),
     )
     .expect("detail");
     assert_eq!(detail.text.as_deref(), Some(gate_text));
     let none = h
-        .request(Request::GetReview {
+        .request(Request::GetReview(crosscheck_core::requests::GetReview {
             kind: ReviewKind::Commit,
             key: decision.key,
-        })
+        }))
         .await
         .expect("detail");
     assert!(none.is_null());
@@ -456,11 +467,11 @@ async fn asking_again_while_a_review_runs_joins_it() {
     let h = harness(Some(&reviewer.base_url), Some("sk-test")).await;
     let (sid, assistant) = session_with_reply(&h, PLAN).await;
     let ask = || {
-        h.request(Request::ColdReview {
+        h.request(Request::ColdReview(crosscheck_core::requests::ColdReview {
             session_id: sid.clone(),
             message_id: Some(assistant.clone()),
             path: None,
-        })
+        }))
     };
     let mut changes = h.core.subscribe();
     let (a, b) = tokio::join!(ask(), ask());
@@ -479,11 +490,11 @@ async fn asking_again_while_a_review_runs_joins_it() {
     assert_eq!(reviewer.requests().len(), 1);
     let next = review(
         &h,
-        Request::ColdReview {
+        Request::ColdReview(crosscheck_core::requests::ColdReview {
             session_id: sid,
             message_id: Some(assistant),
             path: None,
-        },
+        }),
     )
     .await;
     assert_ne!(next.first.id, a.id);
@@ -500,14 +511,14 @@ async fn what_cannot_be_reviewed_is_refused_at_once() {
     // No assistant reply yet.
     let empty = h.fake.seed_session("Empty", None);
     let err = h
-        .request(Request::ColdReview {
+        .request(Request::ColdReview(crosscheck_core::requests::ColdReview {
             session_id: empty,
             message_id: None,
             path: None,
-        })
+        }))
         .await
         .expect_err("nothing to review");
-    assert_eq!(err.code, "no_assistant_text");
+    assert_eq!(err.code, crosscheck_core::ErrorCode::NoAssistantText);
 
     // A user message is not a plan.
     let (sid, _) = session_with_reply(&h, PLAN).await;
@@ -519,32 +530,34 @@ async fn what_cannot_be_reviewed_is_refused_at_once() {
         .and_then(|m| m.info["id"].as_str().map(str::to_owned))
         .expect("user message");
     let err = h
-        .request(Request::ColdReview {
+        .request(Request::ColdReview(crosscheck_core::requests::ColdReview {
             session_id: sid.clone(),
             message_id: Some(user),
             path: None,
-        })
+        }))
         .await
         .expect_err("user messages are refused");
-    assert_eq!(err.code, "invalid_request");
+    assert_eq!(err.code, crosscheck_core::ErrorCode::InvalidRequest);
 
     // An unknown session.
     let err = h
-        .request(Request::ColdReview {
+        .request(Request::ColdReview(crosscheck_core::requests::ColdReview {
             session_id: "ses_nope".into(),
             message_id: None,
             path: None,
-        })
+        }))
         .await
         .expect_err("unknown session");
-    assert_eq!(err.code, "not_found");
+    assert_eq!(err.code, crosscheck_core::ErrorCode::NotFound);
     assert!(reviewer.requests().is_empty());
 
     // The command is offered with a locale key.
     let commands: Vec<CommandEntry> = serde_json::from_value(
-        h.request(Request::Commands { directory: None })
-            .await
-            .expect("commands"),
+        h.request(Request::Commands(crosscheck_core::requests::Commands {
+            directory: None,
+        }))
+        .await
+        .expect("commands"),
     )
     .expect("entries");
     let entry = commands
@@ -553,5 +566,45 @@ async fn what_cannot_be_reviewed_is_refused_at_once() {
         .expect("cold-review");
     assert!(entry.builtin);
     assert_eq!(entry.description_key.as_deref(), Some("command.coldReview"));
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gate_run_in_another_process_is_pushed_without_polling() {
+    let reviewer = Reviewer::start().await;
+    let h = harness(Some(&reviewer.base_url), Some("sk-test")).await;
+    let mut changes = h.core.subscribe();
+
+    // A gate opens its own connection to the ledger and reviews a plan; nobody asks the app.
+    reviewer.always(Answer::Text(one_flag_review()));
+    let gate = gate_engine(&h, &reviewer.base_url);
+    let decision = gate
+        .review(ReviewRequest::plan(
+            "/elsewhere/project",
+            "# Gate plan\n\nStatus: Not started\n",
+            ReviewSource::Parameter,
+        ))
+        .await
+        .expect("the gate reviews");
+    assert_eq!(decision.status, ReviewStatus::Flagged);
+
+    // The finished row reaches the UI as a pushed change, with its findings parsed.
+    let deadline = tokio::time::Instant::now() + SHORT;
+    let row = loop {
+        let stamped = next_change(&mut changes, deadline, "the gate's row to be pushed").await;
+        if let Change::Ledger { entries } = stamped.change
+            && let Some(row) = entries.into_iter().find(|e| e.key == decision.key)
+            && row.status == ReviewStatus::Flagged
+        {
+            break row;
+        }
+    };
+    assert_eq!(row.source, ReviewSource::Parameter);
+    assert_eq!(row.failed_checks.len(), 1, "{:?}", row.failed_checks);
+    assert!(
+        row.failed_checks[0].starts_with("P"),
+        "{:?}",
+        row.failed_checks
+    );
     h.stop().await;
 }

@@ -50,11 +50,11 @@ fn assert_done(run: &FlowRun) -> String {
         .expect("a done flow names its review session")
 }
 
-fn assert_failed(run: &FlowRun, code: &str) {
+fn assert_failed(run: &FlowRun, code: crosscheck_core::ErrorCode) {
     assert_eq!(
         run.flow.step,
         FlowStep::Failed,
-        "flow should fail with {code}: {:?}",
+        "flow should fail with {code:?}: {:?}",
         run.flow
     );
     let error = run
@@ -69,8 +69,8 @@ fn assert_failed(run: &FlowRun, code: &str) {
         .find(|n| n.level == NoticeLevel::Error)
         .unwrap_or_else(|| panic!("an error notice is pushed; got {:?}", run.notices));
     assert_eq!(
-        notice.params.get("code").map(String::as_str),
-        Some(code),
+        notice.params.get("code").cloned(),
+        Some(code.as_str()),
         "{notice:?}"
     );
 }
@@ -176,9 +176,11 @@ async fn seed_03_link_is_removed_only_when_it_matches_the_deleted_review() {
     let linked = json!({"ticket": 42, "openchamber": {"pinned": true, "reviewSessionID": r1}});
     h.fake.set_metadata(&o, linked.clone());
 
-    h.request(Request::DeleteSession {
-        session_id: r2.clone(),
-    })
+    h.request(Request::DeleteSession(
+        crosscheck_core::requests::DeleteSession {
+            session_id: r2.clone(),
+        },
+    ))
     .await
     .expect("delete the unlinked review");
     assert!(h.fake.session(&r2).is_none());
@@ -192,9 +194,11 @@ async fn seed_03_link_is_removed_only_when_it_matches_the_deleted_review() {
         "nothing to change, nothing written"
     );
 
-    h.request(Request::DeleteSession {
-        session_id: r1.clone(),
-    })
+    h.request(Request::DeleteSession(
+        crosscheck_core::requests::DeleteSession {
+            session_id: r1.clone(),
+        },
+    ))
     .await
     .expect("delete the linked review");
     assert!(h.fake.session(&r1).is_none());
@@ -233,10 +237,12 @@ async fn seed_04_create_session_forwards_metadata() {
         )
         .await
         .expect("create without metadata");
-    h.request(Request::CreateSession {
-        directory: h.fake.directory.clone(),
-        title: Some("From the UI".into()),
-    })
+    h.request(Request::CreateSession(
+        crosscheck_core::requests::CreateSession {
+            directory: h.fake.directory.clone(),
+            title: Some("From the UI".into()),
+        },
+    ))
     .await
     .expect("create from the UI");
 
@@ -327,10 +333,12 @@ async fn seed_05_update_session_forwards_the_whole_metadata_object() {
         "the fake replaces, as the server does"
     );
 
-    h.request(Request::RenameSession {
-        session_id: s.clone(),
-        title: "Renamed".into(),
-    })
+    h.request(Request::RenameSession(
+        crosscheck_core::requests::RenameSession {
+            session_id: s.clone(),
+            title: "Renamed".into(),
+        },
+    ))
     .await
     .expect("rename");
     assert_eq!(
@@ -462,9 +470,11 @@ async fn seed_08_deleting_a_review_session_unlinks_the_original_first() {
     );
 
     let answer = h
-        .request(Request::DeleteSession {
-            session_id: r.clone(),
-        })
+        .request(Request::DeleteSession(
+            crosscheck_core::requests::DeleteSession {
+                session_id: r.clone(),
+            },
+        ))
         .await
         .expect("delete");
     assert_eq!(answer, Value::Null);
@@ -492,16 +502,16 @@ async fn seed_08_deleting_a_review_session_unlinks_the_original_first() {
 
     let snapshot = h.snapshot().await;
     assert!(
-        snapshot.sessions.iter().all(|s| s.id != r),
+        snapshot.sessions.iter().all(|s| s.session.id != r),
         "the store forgot the review session"
     );
     let original = snapshot
         .sessions
         .iter()
-        .find(|s| s.id == o)
+        .find(|s| s.session.id == o)
         .expect("original in the store");
     assert_eq!(
-        original.metadata.clone().map(Value::Object),
+        original.session.metadata.clone().map(Value::Object),
         Some(json!({"ticket": 42}))
     );
     h.stop().await;
@@ -533,10 +543,10 @@ async fn seed_09_review_feedback_transfer_is_the_agreed_text_only() {
     let message = reply_to(&h, &review, &review_prompt);
 
     let answer = h
-        .request(Request::Transfer {
+        .request(Request::Transfer(crosscheck_core::requests::Transfer {
             session_id: review.clone(),
             message_id: message,
-        })
+        }))
         .await
         .expect("transfer to the implementer");
     let result: TransferResult = serde_json::from_value(answer).expect("transfer result");
@@ -566,10 +576,10 @@ async fn seed_10_implementation_response_transfer_is_the_agreed_text_only() {
     let feedback = reply_to(&h, &review, &review_prompt);
     let answer = "Empty passwords are now rejected with an error, and a test covers it.";
     h.fake.script(&o, Reply::text(answer));
-    h.request(Request::Transfer {
+    h.request(Request::Transfer(crosscheck_core::requests::Transfer {
         session_id: review.clone(),
         message_id: feedback,
-    })
+    }))
     .await
     .expect("feedback sent");
     h.fake.wait_turns(&o, 2, SHORT).await;
@@ -581,10 +591,10 @@ async fn seed_10_implementation_response_transfer_is_the_agreed_text_only() {
 
     let mut changes = h.core.subscribe();
     let result: TransferResult = serde_json::from_value(
-        h.request(Request::Transfer {
+        h.request(Request::Transfer(crosscheck_core::requests::Transfer {
             session_id: o.clone(),
             message_id: response,
-        })
+        }))
         .await
         .expect("transfer to the reviewer"),
     )
@@ -603,7 +613,7 @@ async fn seed_10_implementation_response_transfer_is_the_agreed_text_only() {
         &mut changes,
         SHORT,
         "the review tab to open",
-        |c| matches!(c, Change::OpenTab { tab } if tab.dedupe_key == key),
+        |c| matches!(c, Change::Tabs { active, reveal: true, .. } if active.as_deref() == Some(key.as_str())),
     )
     .await;
     h.stop().await;
@@ -623,9 +633,11 @@ async fn handoff_request_and_review_session_are_shaped_as_specified() {
     let handoff = "## Intent\nA login form.\n\n## Notes\nThe literal {{handoff}} and {{review_feedback}} stay as written.";
     h.fake.script(&o, Reply::text(handoff));
     // The UI has the original open, so its transcript follows the event stream.
-    h.request(Request::OpenSession {
-        session_id: o.clone(),
-    })
+    h.request(Request::OpenSession(
+        crosscheck_core::requests::OpenSession {
+            session_id: o.clone(),
+        },
+    ))
     .await
     .expect("open");
 
@@ -664,9 +676,11 @@ async fn handoff_request_and_review_session_are_shaped_as_specified() {
 
     // The core's transcript, built from events, keeps the synthetic flag and the reply.
     let page: crosscheck_core::api_types::TranscriptPage = serde_json::from_value(
-        h.request(Request::OpenSession {
-            session_id: o.clone(),
-        })
+        h.request(Request::OpenSession(
+            crosscheck_core::requests::OpenSession {
+                session_id: o.clone(),
+            },
+        ))
         .await
         .expect("page"),
     )
@@ -720,7 +734,7 @@ async fn handoff_request_and_review_session_are_shaped_as_specified() {
     assert!(
         run.changes
             .iter()
-            .any(|c| matches!(c, Change::OpenTab { tab } if tab.dedupe_key == key))
+            .any(|c| matches!(c, Change::Tabs { active, reveal: true, .. } if active.as_deref() == Some(key.as_str())))
     );
 
     let ms = completion_to_review_prompt_ms(&h, &o, &review, 0);
@@ -787,11 +801,11 @@ async fn cancelling_a_running_handoff_aborts_the_turn() {
     let o = h.fake.seed_session("Add login form", None);
     h.fake.script(&o, Reply::hang("never sent"));
     let mut changes = h.core.subscribe();
-    let start = Request::StartHandoffReview {
+    let start = Request::StartHandoffReview(crosscheck_core::requests::StartHandoffReview {
         session_id: o.clone(),
         choice: None,
         reviewer: None,
-    };
+    });
     let first: crosscheck_core::flows::FlowState =
         serde_json::from_value(h.request(start.clone()).await.expect("start")).expect("state");
     h.fake
@@ -803,9 +817,9 @@ async fn cancelling_a_running_handoff_aborts_the_turn() {
         serde_json::from_value(h.request(start).await.expect("start again")).expect("state");
     assert_eq!(again.id, first.id, "one flow per session at a time");
 
-    h.request(Request::CancelFlow {
+    h.request(Request::CancelFlow(crosscheck_core::requests::CancelFlow {
         flow_id: first.id.clone(),
-    })
+    }))
     .await
     .expect("cancel");
     let id = first.id.clone();
@@ -841,7 +855,7 @@ async fn handoff_turn_error_fails_clearly_without_a_review_session() {
         Reply::error(json!({"name": "APIError", "data": {"message": "boom"}})),
     );
     let run = h.handoff(&o, SHORT).await;
-    assert_failed(&run, "handoff_failed");
+    assert_failed(&run, crosscheck_core::ErrorCode::HandoffFailed);
     assert!(
         run.flow
             .error
@@ -863,7 +877,7 @@ async fn handoff_turn_aborted_fails_clearly_without_a_review_session() {
     let o = h.fake.seed_session("Add login form", None);
     h.fake.script(&o, Reply::aborted());
     let run = h.handoff(&o, SHORT).await;
-    assert_failed(&run, "handoff_aborted");
+    assert_failed(&run, crosscheck_core::ErrorCode::HandoffAborted);
     assert_eq!(h.fake.count("POST /session"), 0, "no review session");
     assert_eq!(h.fake.count(PATCH), 0);
     h.stop().await;
@@ -907,20 +921,24 @@ async fn handoff_over_the_configured_limit_times_out() {
         handoff_timeout_ms: 10_000,
         ..Settings::default()
     };
-    h.request(Request::SetSettings { settings })
-        .await
-        .expect("settings saved");
+    h.request(Request::SetSettings(
+        crosscheck_core::requests::SetSettings { settings },
+    ))
+    .await
+    .expect("settings saved");
     let too_short = Settings {
         handoff_timeout_ms: 9_999,
         ..Settings::default()
     };
     let refused = h
-        .request(Request::SetSettings {
-            settings: too_short,
-        })
+        .request(Request::SetSettings(
+            crosscheck_core::requests::SetSettings {
+                settings: too_short,
+            },
+        ))
         .await
         .expect_err("below 10 s is refused");
-    assert_eq!(refused.code, "invalid_request");
+    assert_eq!(refused.code, crosscheck_core::ErrorCode::InvalidRequest);
 
     let o = h.fake.seed_session("Add login form", None);
     h.fake.script(
@@ -929,7 +947,7 @@ async fn handoff_over_the_configured_limit_times_out() {
     );
     let started = tokio::time::Instant::now();
     let run = h.handoff(&o, Duration::from_secs(3600)).await;
-    assert_failed(&run, "handoff_timeout");
+    assert_failed(&run, crosscheck_core::ErrorCode::HandoffTimeout);
     let elapsed = started.elapsed();
     assert!(
         elapsed >= Duration::from_secs(10) && elapsed < Duration::from_secs(60),
@@ -949,7 +967,7 @@ async fn failed_link_removes_the_new_review_session() {
         .seed_session("Add login form", Some(json!({"ticket": 42})));
     h.fake.fail_next("PATCH", &o);
     let run = h.handoff(&o, SHORT).await;
-    assert_failed(&run, "review_link_failed");
+    assert_failed(&run, crosscheck_core::ErrorCode::ReviewLinkFailed);
 
     let log = h.fake.requests();
     let create = log
@@ -975,7 +993,7 @@ async fn failed_link_removes_the_new_review_session() {
     );
     assert_eq!(h.fake.metadata(&o), Some(json!({"ticket": 42})));
     let snapshot = h.snapshot().await;
-    assert!(snapshot.sessions.iter().all(|s| s.id != created_id));
+    assert!(snapshot.sessions.iter().all(|s| s.session.id != created_id));
     h.stop().await;
 }
 
@@ -1001,12 +1019,14 @@ async fn delete_cleanup_failure_keeps_the_review_session() {
     let (o, r, linked) = seeded_pair(&h);
     h.fake.fail_next("PATCH", &o);
     let error = h
-        .request(Request::DeleteSession {
-            session_id: r.clone(),
-        })
+        .request(Request::DeleteSession(
+            crosscheck_core::requests::DeleteSession {
+                session_id: r.clone(),
+            },
+        ))
         .await
         .expect_err("the delete fails");
-    assert_eq!(error.code, "review_link_failed");
+    assert_eq!(error.code, crosscheck_core::ErrorCode::ReviewLinkFailed);
     assert_eq!(h.fake.count(DELETE), 0, "no delete was sent");
     assert!(h.fake.session(&r).is_some());
     assert_eq!(h.fake.metadata(&o), Some(linked));
@@ -1020,12 +1040,18 @@ async fn delete_failure_after_cleanup_restores_the_link() {
     let (o, r, linked) = seeded_pair(&h);
     h.fake.fail_next("DELETE", &r);
     let error = h
-        .request(Request::DeleteSession {
-            session_id: r.clone(),
-        })
+        .request(Request::DeleteSession(
+            crosscheck_core::requests::DeleteSession {
+                session_id: r.clone(),
+            },
+        ))
         .await
         .expect_err("the delete fails");
-    assert_eq!(error.code, "opencode_status", "{error:?}");
+    assert_eq!(
+        error.code,
+        crosscheck_core::ErrorCode::OpencodeStatus,
+        "{error:?}"
+    );
     assert!(h.fake.session(&r).is_some());
     assert_eq!(h.fake.metadata(&o), Some(linked), "the link is restored");
 
@@ -1042,7 +1068,7 @@ async fn delete_failure_after_cleanup_restores_the_link() {
     );
     let snapshot = h.snapshot().await;
     assert!(
-        snapshot.sessions.iter().any(|s| s.id == r),
+        snapshot.sessions.iter().any(|s| s.session.id == r),
         "the store still has the review session"
     );
     h.stop().await;
@@ -1054,9 +1080,11 @@ async fn deleting_a_review_whose_original_is_gone_succeeds() {
     let h = Harness::start().await;
     let (o, r, _) = seeded_pair(&h);
     h.fake.remove_session(&o);
-    h.request(Request::DeleteSession {
-        session_id: r.clone(),
-    })
+    h.request(Request::DeleteSession(
+        crosscheck_core::requests::DeleteSession {
+            session_id: r.clone(),
+        },
+    ))
     .await
     .expect("delete the review session");
     assert!(h.fake.session(&r).is_none());
@@ -1070,9 +1098,11 @@ async fn deleting_an_original_with_a_link_succeeds() {
     let h = Harness::start().await;
     let (o, r, _) = seeded_pair(&h);
     let answer = h
-        .request(Request::DeleteSession {
-            session_id: o.clone(),
-        })
+        .request(Request::DeleteSession(
+            crosscheck_core::requests::DeleteSession {
+                session_id: o.clone(),
+            },
+        ))
         .await
         .expect("delete the original");
     assert_eq!(answer, Value::Null);
@@ -1084,15 +1114,15 @@ async fn deleting_an_original_with_a_link_succeeds() {
         "the review session is left as it is"
     );
     let snapshot = h.snapshot().await;
-    assert!(snapshot.sessions.iter().all(|s| s.id != o));
+    assert!(snapshot.sessions.iter().all(|s| s.session.id != o));
 
     // The orphaned review session can no longer transfer anywhere.
     let prompt = h
-        .request(Request::SendPrompt {
+        .request(Request::SendPrompt(crosscheck_core::requests::SendPrompt {
             session_id: r.clone(),
             text: "Any findings?".into(),
             choice: None,
-        })
+        }))
         .await;
     let prompt_id = prompt.expect("prompt")["messageId"]
         .as_str()
@@ -1101,13 +1131,13 @@ async fn deleting_an_original_with_a_link_succeeds() {
     h.fake.wait_turns(&r, 1, SHORT).await;
     let message = reply_to(&h, &r, &prompt_id);
     let error = h
-        .request(Request::Transfer {
+        .request(Request::Transfer(crosscheck_core::requests::Transfer {
             session_id: r.clone(),
             message_id: message,
-        })
+        }))
         .await
         .expect_err("no target");
-    assert_eq!(error.code, "no_linked_session");
+    assert_eq!(error.code, crosscheck_core::ErrorCode::NoLinkedSession);
     h.stop().await;
 }
 

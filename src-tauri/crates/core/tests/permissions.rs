@@ -35,11 +35,13 @@ async fn an_asked_permission_is_pending_until_replied() {
     assert_eq!(snapshot.permissions.len(), 1);
     assert_eq!(snapshot.permissions[0].id, per);
 
-    h.request(Request::ReplyPermission {
-        session_id: s.clone(),
-        request_id: per.clone(),
-        reply: PermissionReplyKind::Always,
-    })
+    h.request(Request::ReplyPermission(
+        crosscheck_core::requests::ReplyPermission {
+            session_id: s.clone(),
+            request_id: per.clone(),
+            reply: PermissionReplyKind::Always,
+        },
+    ))
     .await
     .expect("reply");
     let posted = h.fake.requests_to("POST /permission/:id/reply", &per);
@@ -59,14 +61,16 @@ async fn an_asked_permission_is_pending_until_replied() {
 
     // Answering it again: the server no longer knows it; an error, and still nothing pending.
     let err = h
-        .request(Request::ReplyPermission {
-            session_id: s.clone(),
-            request_id: per.clone(),
-            reply: PermissionReplyKind::Reject,
-        })
+        .request(Request::ReplyPermission(
+            crosscheck_core::requests::ReplyPermission {
+                session_id: s.clone(),
+                request_id: per.clone(),
+                reply: PermissionReplyKind::Reject,
+            },
+        ))
         .await
         .expect_err("already answered");
-    assert_eq!(err.code, "not_found");
+    assert_eq!(err.code, crosscheck_core::ErrorCode::NotFound);
     assert!(h.snapshot().await.permissions.is_empty());
     h.stop().await;
 }
@@ -79,7 +83,7 @@ async fn a_reply_must_be_once_always_or_reject() {
         .handle_json(json!({"cmd": "replyPermission", "sessionId": "ses_1", "requestId": "per_1", "reply": "maybe"}))
         .await
         .expect_err("invalid");
-    assert_eq!(err.code, "invalid_request");
+    assert_eq!(err.code, crosscheck_core::ErrorCode::InvalidRequest);
     h.stop().await;
 }
 

@@ -13,9 +13,11 @@ use support::{Harness, Reply, SHORT, wait_change};
 async fn reconnect_clears_a_busy_status_that_ended_while_away() {
     let h = Harness::start().await;
     let s = h.fake.seed_session("Long turn", None);
-    h.request(Request::OpenSession {
-        session_id: s.clone(),
-    })
+    h.request(Request::OpenSession(
+        crosscheck_core::requests::OpenSession {
+            session_id: s.clone(),
+        },
+    ))
     .await
     .expect("open");
     h.fake
@@ -23,11 +25,11 @@ async fn reconnect_clears_a_busy_status_that_ended_while_away() {
 
     let mut changes = h.core.subscribe();
     let sent = h
-        .request(Request::SendPrompt {
+        .request(Request::SendPrompt(crosscheck_core::requests::SendPrompt {
             session_id: s.clone(),
             text: "Take your time.".into(),
             choice: None,
-        })
+        }))
         .await
         .expect("prompt");
     let prompt_id = sent["messageId"].as_str().expect("id").to_owned();
@@ -94,9 +96,11 @@ async fn reconnect_clears_a_busy_status_that_ended_while_away() {
 
     // The followed transcript was reloaded too: the reply is there and complete.
     let page: TranscriptPage = serde_json::from_value(
-        h.request(Request::OpenSession {
-            session_id: s.clone(),
-        })
+        h.request(Request::OpenSession(
+            crosscheck_core::requests::OpenSession {
+                session_id: s.clone(),
+            },
+        ))
         .await
         .expect("page"),
     )
@@ -146,11 +150,11 @@ async fn events_flow_again_after_a_reconnect() {
     .await;
     assert_eq!(h.fake.with_state(|st| st.streams_opened), 2);
 
-    h.request(Request::SendPrompt {
+    h.request(Request::SendPrompt(crosscheck_core::requests::SendPrompt {
         session_id: s.clone(),
         text: "Hello again.".into(),
         choice: None,
-    })
+    }))
     .await
     .expect("prompt");
     let idle_id = s.clone();

@@ -177,8 +177,15 @@ impl RawRow {
             what,
             value: value.to_owned(),
         };
+        let kind = ReviewKind::parse(&self.kind).ok_or_else(|| corrupt("kind", &self.kind))?;
+        let failed_checks = self
+            .review
+            .as_deref()
+            .map(|r| crate::verdict::failed_check_lines(r, kind))
+            .unwrap_or_default();
         Ok(LedgerEntry {
-            kind: ReviewKind::parse(&self.kind).ok_or_else(|| corrupt("kind", &self.kind))?,
+            kind,
+            failed_checks,
             source: ReviewSource::parse(&self.source)
                 .ok_or_else(|| corrupt("source", &self.source))?,
             status: ReviewStatus::parse(&self.status)

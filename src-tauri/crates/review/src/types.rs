@@ -265,6 +265,8 @@ pub struct LedgerEntry {
     pub findings: Option<u32>,
     /// The reviewer's reply.
     pub review: Option<String>,
+    /// The reply's lines that fail a check, as the engine counted them.
+    pub failed_checks: Vec<String>,
     /// Reviewer time in milliseconds.
     #[ts(type = "number | null")]
     pub duration_ms: Option<u64>,

@@ -97,12 +97,31 @@ fn failed_check(line: &str, prefix: char) -> Option<u8> {
     word.eq_ignore_ascii_case("fail").then_some(n as u8)
 }
 
-/// Parses a reply for a kind (FAIL lines are `P<n> FAIL` for plans, `J<n> FAIL` for commits).
-pub fn parse_reply(text: &str, kind: ReviewKind) -> ParsedReply {
-    let prefix = match kind {
+/// The lines of a reply that mark a check of `kind`'s checklist as FAIL, as the engine counts
+/// them, without markdown decoration: what the app lists as findings.
+pub fn failed_check_lines(text: &str, kind: ReviewKind) -> Vec<String> {
+    let prefix = check_prefix(kind);
+    text.lines()
+        .filter(|line| failed_check(line, prefix).is_some())
+        .map(|line| {
+            strip_decoration(line)
+                .trim_start_matches(['-', '#', '>', '|', ' ', '\t'])
+                .trim()
+                .to_owned()
+        })
+        .collect()
+}
+
+fn check_prefix(kind: ReviewKind) -> char {
+    match kind {
         ReviewKind::Plan => 'P',
         ReviewKind::Commit => 'J',
-    };
+    }
+}
+
+/// Parses a reply for a kind (FAIL lines are `P<n> FAIL` for plans, `J<n> FAIL` for commits).
+pub fn parse_reply(text: &str, kind: ReviewKind) -> ParsedReply {
+    let prefix = check_prefix(kind);
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let mut failed = [false; 9];
     for line in lines.iter().take(lines.len().saturating_sub(1)) {
@@ -188,6 +207,22 @@ mod tests {
                 "{why}"
             );
         }
+    }
+
+    #[test]
+    fn failed_check_lines_are_listed_without_decoration() {
+        let text = "- **P1 FAIL** — no files\nP2 PASS — fine\n| P4 | FAIL | x |\nJ3 FAIL — other list\nVERDICT: FLAGS (2)";
+        assert_eq!(
+            failed_check_lines(text, ReviewKind::Plan),
+            vec![
+                "P1 FAIL — no files".to_owned(),
+                "P4 | FAIL | x |".to_owned()
+            ]
+        );
+        assert_eq!(
+            failed_check_lines(text, ReviewKind::Commit),
+            vec!["J3 FAIL — other list".to_owned()]
+        );
     }
 
     #[test]

@@ -16,7 +16,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use crosscheck_core::api::next_batch;
-use crosscheck_core::{Api, ApiError};
+use crosscheck_core::{Api, ApiError, ErrorCode};
 use futures_util::Stream;
 use serde::Deserialize;
 use tower_http::services::{ServeDir, ServeFile};
@@ -129,15 +129,18 @@ fn router(state: AppState, ui_dir: PathBuf) -> Router {
         .with_state(state)
 }
 
-fn error_response(status: StatusCode, code: &str, message: &str) -> Response {
-    (
-        status,
-        Json(ApiError {
-            code: code.into(),
-            message: message.into(),
-        }),
-    )
-        .into_response()
+/// An error reply: the status [`ErrorCode::http_status`] gives, and `{code, message}`.
+fn error_response(error: ApiError) -> Response {
+    let status =
+        StatusCode::from_u16(error.code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (status, Json(error)).into_response()
+}
+
+fn error(code: ErrorCode, message: impl Into<String>) -> Response {
+    error_response(ApiError {
+        code,
+        message: message.into(),
+    })
 }
 
 /// Refuses requests whose Host is not a loopback name (DNS rebinding).
@@ -151,9 +154,8 @@ async fn require_loopback_host(request: Request, next: Next) -> Response {
     if matches!(name, "127.0.0.1" | "localhost" | "[::1]") {
         next.run(request).await
     } else {
-        error_response(
-            StatusCode::FORBIDDEN,
-            "forbidden_host",
+        error(
+            ErrorCode::ForbiddenHost,
             "requests must use a loopback host name",
         )
     }
@@ -184,11 +186,7 @@ async fn require_token(
     if constant_time_eq(given.as_bytes(), state.token.as_bytes()) {
         next.run(request).await
     } else {
-        error_response(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "missing or wrong token",
-        )
+        error(ErrorCode::Unauthorized, "missing or wrong token")
     }
 }
 
@@ -196,23 +194,15 @@ async fn call(State(state): State<AppState>, body: axum::body::Bytes) -> Respons
     let request = match serde_json::from_slice::<serde_json::Value>(&body) {
         Ok(v) => v,
         Err(e) => {
-            return error_response(
-                StatusCode::BAD_REQUEST,
-                "invalid_request",
-                &format!("request is not JSON: {e}"),
+            return error(
+                ErrorCode::InvalidRequest,
+                format!("request is not JSON: {e}"),
             );
         }
     };
     match state.api.handle_json(request).await {
-        Ok(value) => Json(value).into_response(),
-        Err(e) => {
-            let status = match e.code.as_str() {
-                "invalid_request" => StatusCode::BAD_REQUEST,
-                "not_found" => StatusCode::NOT_FOUND,
-                _ => StatusCode::UNPROCESSABLE_ENTITY,
-            };
-            (status, Json(e)).into_response()
-        }
+        Ok(response) => Json(response).into_response(),
+        Err(e) => error_response(e),
     }
 }
 

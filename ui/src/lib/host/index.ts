@@ -4,8 +4,13 @@
 import { invoke as tauriInvoke } from '@tauri-apps/api/core';
 import { listen as tauriListen } from '@tauri-apps/api/event';
 import type { ApiError } from '$lib/types/ApiError';
+import type { ErrorCode } from '$lib/types/ErrorCode';
 import type { Request } from '$lib/types/Request';
+import type { Responses } from '$lib/types/Responses';
 import type { Stamped } from '$lib/types/Stamped';
+
+/** What a request answers: looked up by its `cmd` in the table the backend exports. */
+export type ResponseOf<R extends Request> = Responses[R['cmd']];
 
 /** Whether the UI runs inside the Tauri window. */
 export const isDesktop: boolean = typeof window !== 'undefined' && '__TAURI_INTERNALS__' in window;
@@ -20,16 +25,16 @@ const TOKEN_KEY = 'crosscheck.token';
 
 /** An error from the Api (`{code, message}`) or from the transport (`host_unreachable`). */
 export class HostError extends Error implements ApiError {
-  readonly code: string;
+  readonly code: ErrorCode;
 
-  constructor(code: string, message: string) {
+  constructor(code: ErrorCode, message: string) {
     super(message);
     this.name = 'HostError';
     this.code = code;
   }
 
   /** Wraps anything thrown by a transport into a HostError. */
-  static from(value: unknown, fallbackCode = 'internal'): HostError {
+  static from(value: unknown, fallbackCode: ErrorCode = 'internal'): HostError {
     if (value instanceof HostError) return value;
     if (isApiError(value)) return new HostError(value.code, value.message);
     if (typeof value === 'string') {
@@ -46,7 +51,8 @@ export class HostError extends Error implements ApiError {
   }
 }
 
-/** Whether a value has the `{code, message}` shape of an ApiError. */
+/** Whether a value has the `{code, message}` shape of an ApiError (the code is not checked
+ * against the enum: an unknown code still localizes, as `error.unknown`). */
 export function isApiError(value: unknown): value is ApiError {
   return (
     typeof value === 'object' &&
@@ -111,19 +117,19 @@ if (!isDesktop && typeof location !== 'undefined') currentToken();
 // ---------------------------------------------------------------------------------------------
 // Requests
 
-/** Sends one Api request and returns its result. Throws a HostError on failure. */
-export async function invoke<T>(request: Request): Promise<T> {
+/** Sends one Api request and returns its result, typed by the request. Throws a HostError. */
+export async function invoke<R extends Request>(request: R): Promise<ResponseOf<R>> {
   if (isDesktop) {
     try {
-      return await tauriInvoke<T>('api', { request });
+      return await tauriInvoke<ResponseOf<R>>('api', { request });
     } catch (err) {
       throw HostError.from(err);
     }
   }
-  return webInvoke<T>(request);
+  return webInvoke(request);
 }
 
-async function webInvoke<T>(request: Request): Promise<T> {
+async function webInvoke<R extends Request>(request: R): Promise<ResponseOf<R>> {
   const headers: Record<string, string> = { 'Content-Type': 'application/json' };
   const tok = currentToken();
   if (tok) headers.Authorization = `Bearer ${tok}`;
@@ -142,12 +148,12 @@ async function webInvoke<T>(request: Request): Promise<T> {
       body = null;
     }
     if (isApiError(body)) throw new HostError(body.code, body.message);
-    const code = response.status === 401 || response.status === 403 ? 'unauthorized' : 'internal';
+    const code: ErrorCode = response.status === 401 || response.status === 403 ? 'unauthorized' : 'internal';
     throw new HostError(code, `HTTP ${response.status}${text ? `: ${text.slice(0, 200)}` : ''}`);
   }
-  if (!text) return null as T;
+  if (!text) return null as ResponseOf<R>;
   try {
-    return JSON.parse(text) as T;
+    return JSON.parse(text) as ResponseOf<R>;
   } catch {
     throw new HostError('internal', 'malformed response from the Crosscheck backend');
   }

@@ -267,6 +267,9 @@ export const de: Record<MessageKey, string> = {
   'notice.coldReviewFailed': 'Das Kalt-Review konnte nicht laufen: {message}',
 
   'error.host_unreachable': 'Das Crosscheck-Backend ist nicht erreichbar.',
+  'error.opencode_spawn': 'Crosscheck konnte den OpenCode-Server nicht starten.',
+  'error.invalid_url': 'Diese Serveradresse ist nicht verwendbar.',
+  'error.forbidden_host': 'Öffne Crosscheck über 127.0.0.1 oder localhost.',
   'error.not_found': 'Nicht gefunden.',
   'error.opencode_unreachable': 'Der OpenCode-Server ist nicht erreichbar.',
   'error.opencode_unauthorized': 'Der OpenCode-Server hat das Passwort abgelehnt.',

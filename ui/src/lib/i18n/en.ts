@@ -266,6 +266,9 @@ export const en = {
   'notice.coldReviewFailed': 'The cold review could not run: {message}',
 
   'error.host_unreachable': 'Cannot reach the Crosscheck backend.',
+  'error.opencode_spawn': 'Crosscheck could not start the OpenCode server.',
+  'error.invalid_url': 'That server address cannot be used.',
+  'error.forbidden_host': 'Open Crosscheck through 127.0.0.1 or localhost.',
   'error.not_found': 'Not found.',
   'error.opencode_unreachable': 'Cannot reach the OpenCode server.',
   'error.opencode_unauthorized': 'The OpenCode server refused the password.',

@@ -22,9 +22,9 @@ export class DirectoryCatalog {
     if (this.loading && !force) return this.loading;
     const directory = this.directory || undefined;
     const p = Promise.allSettled([
-      invoke<ProviderCatalog>({ cmd: 'providers', directory }),
-      invoke<AgentInfo[]>({ cmd: 'agents', directory }),
-      invoke<CommandEntry[]>({ cmd: 'commands', directory }),
+      invoke({ cmd: 'providers', directory }),
+      invoke({ cmd: 'agents', directory }),
+      invoke({ cmd: 'commands', directory }),
     ]).then(([providers, agents, commands]) => {
       // A failed fetch keeps what we had: never treat a failure as an empty result.
       if (providers.status === 'fulfilled' && providers.value) this.providers = providers.value;

@@ -8,10 +8,11 @@ import { SvelteMap } from 'svelte/reactivity';
 import type { Change } from '$lib/types/Change';
 import type { Connection } from '$lib/types/Connection';
 import type { FlowState } from '$lib/types/FlowState';
+import type { LedgerEntry } from '$lib/types/LedgerEntry';
 import type { Notice } from '$lib/types/Notice';
 import type { PermissionRequest } from '$lib/types/PermissionRequest';
 import type { ReviewProgress } from '$lib/types/ReviewProgress';
-import type { Session } from '$lib/types/Session';
+import type { SessionView } from '$lib/types/SessionView';
 import type { SessionStatus } from '$lib/types/SessionStatus';
 import type { Settings } from '$lib/types/Settings';
 import type { Snapshot } from '$lib/types/Snapshot';
@@ -21,9 +22,6 @@ import type { TranscriptPage } from '$lib/types/TranscriptPage';
 import { Transcript, type PartView } from './transcript.svelte';
 
 export const DEFAULT_SETTINGS: Settings = { theme: 'system', locale: '', handoffTimeoutMs: 30 * 60 * 1000 };
-
-/** Flow steps after which a flow no longer runs. */
-export const TERMINAL_STEPS: ReadonlySet<string> = new Set(['done', 'failed', 'cancelled']);
 
 /** A flow and when the UI first saw it end (for showing the outcome briefly). */
 export interface FlowView {
@@ -35,8 +33,8 @@ export interface FlowView {
 /** Side effects the store asks its owner to perform. */
 export interface StoreHooks {
   onNotice?: (notice: Notice) => void;
-  /** Tabs changed because of a pushed `OpenTab`; persist them. */
-  onTabsChanged?: () => void;
+  /** The backend opened or activated a tab: show the panel. */
+  onTabsRevealed?: () => void;
   onSessionRemoved?: (sessionId: string) => void;
 }
 
@@ -65,7 +63,7 @@ export function transcriptSessionOf(change: Change): string | null {
 
 export class Store {
   connection: Connection = $state.raw({ state: 'connecting' });
-  readonly sessions = new SvelteMap<string, Session>();
+  readonly sessions = new SvelteMap<string, SessionView>();
   /** Non-idle statuses. */
   readonly statuses = new SvelteMap<string, SessionStatus>();
   /** Pending permission requests, by request id. */
@@ -78,6 +76,8 @@ export class Store {
   readonly reviews = new SvelteMap<string, ReviewProgress>();
   /** Bumped whenever a cold review starts or ends: the Reviews list reloads on it. */
   reviewsVersion: number = $state(0);
+  /** The ledger's newest rows as last pushed (null until a review or gate writes). */
+  ledger: LedgerEntry[] | null = $state.raw(null);
   readonly transcripts = new SvelteMap<string, Transcript>();
   /** A snapshot has been applied. */
   ready: boolean = $state(false);
@@ -180,15 +180,11 @@ export class Store {
     this.connection = snapshot.connection;
     this.resetSessions(snapshot.sessions, snapshot.statuses, snapshot.permissions ?? []);
     this.settings = snapshot.settings;
-    this.tabs = dedupeTabs(snapshot.tabs);
-    this.activeTab =
-      snapshot.activeTab && this.tabs.some((t) => t.dedupeKey === snapshot.activeTab)
-        ? snapshot.activeTab
-        : (this.tabs[0]?.dedupeKey ?? null);
+    this.applyTabs(snapshot.tabs, snapshot.activeTab ?? null);
     const keep = new Set<string>();
     for (const flow of snapshot.flows) {
       keep.add(flow.id);
-      if (TERMINAL_STEPS.has(flow.step) && !this.flows.has(flow.id)) {
+      if (flow.ended && !this.flows.has(flow.id)) {
         // Ended before this UI saw it: 0 marks "ended at an unknown time, long ago".
         this.flows.set(flow.id, { flow, endedAt: 0 });
       } else this.upsertFlow(flow);
@@ -295,9 +291,12 @@ export class Store {
       case 'flow':
         this.upsertFlow(change.flow);
         break;
-      case 'openTab':
-        this.openTab(change.tab, true);
-        this.hooks.onTabsChanged?.();
+      case 'tabs':
+        this.applyTabs(change.tabs, change.active ?? null);
+        if (change.reveal) this.hooks.onTabsRevealed?.();
+        break;
+      case 'ledger':
+        this.ledger = change.entries;
         break;
       case 'review':
         this.upsertReview(change.review);
@@ -306,7 +305,7 @@ export class Store {
   }
 
   private resetSessions(
-    sessions: Session[],
+    sessions: SessionView[],
     statuses: { [key in string]?: SessionStatus },
     permissions: PermissionRequest[],
   ): void {
@@ -355,34 +354,16 @@ export class Store {
 
   private upsertFlow(flow: FlowState): void {
     const prev = this.flows.get(flow.id);
-    const ended = TERMINAL_STEPS.has(flow.step);
+    const ended = flow.ended;
     this.flows.set(flow.id, { flow, endedAt: ended ? (prev?.endedAt ?? this.now()) : null });
   }
 
   // ---- tabs ---------------------------------------------------------------------------------
 
-  /** Opens a tab or focuses the one with the same key. */
-  openTab(tab: Tab, activate: boolean): void {
-    const i = this.tabs.findIndex((t) => t.dedupeKey === tab.dedupeKey);
-    if (i < 0) this.tabs = [...this.tabs, tab];
-    else if (this.tabs[i].label !== tab.label) this.tabs = this.tabs.map((t, j) => (j === i ? { ...t, label: tab.label } : t));
-    if (activate || this.activeTab === null) this.activeTab = tab.dedupeKey;
-  }
-
-  closeTab(key: string): void {
-    const i = this.tabs.findIndex((t) => t.dedupeKey === key);
-    if (i < 0) return;
-    this.tabs = this.tabs.filter((t) => t.dedupeKey !== key);
-    if (this.activeTab === key) this.activeTab = (this.tabs[i] ?? this.tabs[i - 1])?.dedupeKey ?? null;
-  }
-
-  moveTab(key: string, toIndex: number): void {
-    const i = this.tabs.findIndex((t) => t.dedupeKey === key);
-    if (i < 0) return;
-    const next = [...this.tabs];
-    const [tab] = next.splice(i, 1);
-    next.splice(Math.max(0, Math.min(toIndex, next.length)), 0, tab);
-    this.tabs = next;
+  /** The backend's tabs, as pushed; the active one falls back to the first. */
+  private applyTabs(tabs: Tab[], active: string | null): void {
+    this.tabs = dedupeTabs(tabs);
+    this.activeTab = active && this.tabs.some((t) => t.dedupeKey === active) ? active : (this.tabs[0]?.dedupeKey ?? null);
   }
 
   // ---- queries ------------------------------------------------------------------------------

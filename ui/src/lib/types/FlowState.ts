@@ -41,4 +41,8 @@ error?: ApiError,
 /**
  * Whether the review session was reused.
  */
-reused: boolean, };
+reused: boolean, 
+/**
+ * Whether the flow has ended (done, failed or cancelled): the UI need not know the steps.
+ */
+ended: boolean, };

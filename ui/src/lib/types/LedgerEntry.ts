@@ -56,6 +56,10 @@ findings: number | null,
  */
 review: string | null, 
 /**
+ * The reply's lines that fail a check, as the engine counted them.
+ */
+failedChecks: Array<string>, 
+/**
  * Reviewer time in milliseconds.
  */
 durationMs: number | null, 

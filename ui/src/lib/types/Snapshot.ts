@@ -2,8 +2,8 @@
 import type { Connection } from "./Connection";
 import type { FlowState } from "./FlowState";
 import type { PermissionRequest } from "./PermissionRequest";
-import type { Session } from "./Session";
 import type { SessionStatus } from "./SessionStatus";
+import type { SessionView } from "./SessionView";
 import type { Settings } from "./Settings";
 import type { Tab } from "./Tab";
 
@@ -20,9 +20,9 @@ seq: number,
  */
 connection: Connection, 
 /**
- * All known sessions.
+ * All known sessions, newest first.
  */
-sessions: Array<Session>, 
+sessions: Array<SessionView>, 
 /**
  * Non-idle statuses by session id.
  */

@@ -212,7 +212,7 @@ pub async fn start(
     core.emit(Change::Review {
         review: progress.clone(),
     });
-    if let Err(e) = crate::api::open_tab(core, Tab::reviews()) {
+    if let Err(e) = crate::requests::settings::show_tab(core, Tab::reviews()) {
         tracing::warn!("could not open the Reviews tab: {e}");
     }
     let task_core = core.clone();
@@ -285,7 +285,7 @@ fn fail(core: &Core, progress: &mut ReviewProgress, error: &Error) {
     core.notice(
         NoticeLevel::Error,
         "notice.coldReviewFailed",
-        &[("code", error.code()), ("message", &reason)],
+        &[("code", &error.code().as_str()), ("message", &reason)],
         format!("The cold review could not run: {reason}"),
     );
 }
@@ -440,7 +440,7 @@ mod tests {
         assert_eq!(full, dir.path().join("plan.md"));
         assert_eq!(text, "# Plan\n");
         let missing = read_plan_file(base, "nope.md").await.unwrap_err();
-        assert_eq!(missing.code(), "invalid_request");
+        assert_eq!(missing.code(), crate::error::ErrorCode::InvalidRequest);
         assert!(missing.to_string().contains("nope.md"), "{missing}");
         std::fs::write(dir.path().join("empty.md"), "  \n").expect("write");
         let empty = read_plan_file(base, "empty.md").await.unwrap_err();

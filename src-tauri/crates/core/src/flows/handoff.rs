@@ -28,7 +28,7 @@ pub fn start(
     choice: Option<ModelChoice>,
     reviewer: Option<ModelChoice>,
 ) -> Result<FlowState> {
-    if let Some(running) = core.inner.flows.running_for(session_id) {
+    if let Some(running) = core.flows().running_for(session_id) {
         return Ok(running);
     }
     let state = FlowState {
@@ -41,8 +41,9 @@ pub fn start(
         streamed_chars: 0,
         error: None,
         reused: false,
+        ended: false,
     };
-    let cancel = core.inner.flows.insert(state.clone());
+    let cancel = core.flows().insert(state.clone());
     core.emit(Change::Flow {
         flow: state.clone(),
     });
@@ -70,8 +71,9 @@ impl Flow {
         self.publish();
     }
 
-    fn publish(&self) {
-        self.core.inner.flows.update(&self.state);
+    fn publish(&mut self) {
+        self.state.ended = self.state.step.is_final();
+        self.core.flows().update(&self.state);
         self.core.emit(Change::Flow {
             flow: self.state.clone(),
         });
@@ -101,7 +103,7 @@ impl Flow {
                 self.core.notice(
                     NoticeLevel::Error,
                     "notice.handoffFailed",
-                    &[("code", e.code()), ("message", &e.to_string())],
+                    &[("code", &e.code().as_str()), ("message", &e.to_string())],
                     format!("Review handoff failed: {e}"),
                 );
             }
@@ -177,7 +179,7 @@ impl Flow {
                 },
             )
             .await?;
-        crate::api::open_tab(
+        crate::requests::settings::show_tab(
             &core,
             Tab::session(&review.id, &review.directory, &review.title),
         )?;
@@ -329,7 +331,7 @@ pub(crate) struct Follow {
 impl Follow {
     /// Follows `session_id`, loading its newest page when nobody follows it yet.
     pub(crate) async fn new(core: &Core, session_id: &str) -> Result<Follow> {
-        crate::api::follow_transcript(core, session_id).await?;
+        crate::requests::transcripts::follow_transcript(core, session_id).await?;
         Ok(Follow {
             core: core.clone(),
             session_id: session_id.to_owned(),

@@ -52,6 +52,8 @@ pub struct FlowState {
     pub error: Option<crate::api_types::ApiError>,
     /// Whether the review session was reused.
     pub reused: bool,
+    /// Whether the flow has ended (done, failed or cancelled): the UI need not know the steps.
+    pub ended: bool,
 }
 
 pub mod cold_review;

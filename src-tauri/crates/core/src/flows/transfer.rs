@@ -71,7 +71,7 @@ pub async fn transfer(core: &Core, session_id: &str, message_id: &str) -> Result
         )
         .await?;
     if direction == TransferDirection::ToReviewer {
-        crate::api::open_tab(
+        crate::requests::settings::show_tab(
             core,
             Tab::session(&target.id, &target.directory, &target.title),
         )?;

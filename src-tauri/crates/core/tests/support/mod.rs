@@ -84,9 +84,10 @@ impl Harness {
         }
     }
 
-    /// Runs one request as the UI would.
+    /// Runs one request as the UI would; the response as the transport would serialize it.
     pub async fn request(&self, request: Request) -> Result<Value, ApiError> {
-        self.api.handle(request).await
+        let response = self.api.handle(request).await?;
+        Ok(serde_json::to_value(response).expect("a response serializes"))
     }
 
     /// The UI's first-frame snapshot.
@@ -100,11 +101,13 @@ impl Harness {
     pub async fn handoff(&self, session_id: &str, limit: Duration) -> FlowRun {
         let mut changes = self.core.subscribe();
         let started = self
-            .request(Request::StartHandoffReview {
-                session_id: session_id.to_owned(),
-                choice: None,
-                reviewer: None,
-            })
+            .request(Request::StartHandoffReview(
+                crosscheck_core::requests::StartHandoffReview {
+                    session_id: session_id.to_owned(),
+                    choice: None,
+                    reviewer: None,
+                },
+            ))
             .await
             .expect("the handoff starts");
         let first: FlowState = serde_json::from_value(started).expect("flow state");

@@ -1,0 +1,62 @@
+//! Review handoff requests: starting the handoff, cancelling a flow, transferring a message's
+//! text between linked sessions.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::api_types::{ModelChoice, TransferResult};
+use crate::core::Core;
+use crate::error::Result;
+use crate::flows::{self, FlowState, transfer};
+
+/// Fields of [`Request::StartHandoffReview`](super::Request::StartHandoffReview).
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct StartHandoffReview {
+    /// The implementing session that writes the handoff.
+    pub session_id: String,
+    /// Model, agent and variant for the implementer's handoff turn.
+    #[serde(default)]
+    #[ts(optional)]
+    pub choice: Option<ModelChoice>,
+    /// Model, agent and variant for the reviewer; the implementer's when absent.
+    #[serde(default)]
+    #[ts(optional)]
+    pub reviewer: Option<ModelChoice>,
+}
+
+/// Fields of [`Request::CancelFlow`](super::Request::CancelFlow).
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct CancelFlow {
+    /// The flow to stop.
+    pub flow_id: String,
+}
+
+/// Fields of [`Request::Transfer`](super::Request::Transfer).
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct Transfer {
+    /// The session the assistant message is in.
+    pub session_id: String,
+    /// The assistant message whose text goes to the linked session.
+    pub message_id: String,
+}
+
+/// Starts the handoff in the background (or answers the running one).
+pub async fn start(core: &Core, req: StartHandoffReview) -> Result<FlowState> {
+    flows::handoff::start(core, &req.session_id, req.choice, req.reviewer)
+}
+
+/// Asks a flow to stop; false when it is unknown or already ended.
+pub async fn cancel(core: &Core, req: CancelFlow) -> Result<bool> {
+    Ok(core.flows().cancel(&req.flow_id))
+}
+
+/// Sends the message's text to the linked session in the agreed words.
+pub async fn transfer(core: &Core, req: Transfer) -> Result<TransferResult> {
+    transfer::transfer(core, &req.session_id, &req.message_id).await
+}

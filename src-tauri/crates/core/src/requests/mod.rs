@@ -1,0 +1,148 @@
+//! Every request the UI can send, each paired with its response type and its handler in one
+//! table ([`requests!`]). The table generates [`Request`] (what the UI sends), [`Response`]
+//! (what a handler returns, serialized once by the transport) and `Responses`, a TypeScript-only
+//! map from each `cmd` to its response type, so the UI's `invoke` infers the result from the
+//! request. Handlers are small `async fn(&Core, Req) -> Result<Res>` in the module of their
+//! domain.
+
+pub mod catalog;
+pub mod handoff;
+pub mod prompts;
+pub mod reviews;
+pub mod sessions;
+pub mod settings;
+pub mod transcripts;
+pub mod turns;
+
+use crosscheck_opencode::{AgentInfo, ProviderCatalog};
+use crosscheck_review::LedgerEntry;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::api_types::{
+    CommandEntry, PromptTemplate, Sent, SessionView, Snapshot, TranscriptPage, TransferResult,
+};
+use crate::core::Core;
+use crate::error::Result;
+use crate::flows::FlowState;
+use crate::flows::cold_review::{ReviewDetail, ReviewProgress};
+use crate::settings::Settings;
+
+pub use catalog::{Agents, Commands, Providers};
+pub use handoff::{CancelFlow, StartHandoffReview, Transfer};
+pub use prompts::{ResetPrompt, SetPrompt};
+pub use reviews::{ColdReview, GetReview, ListReviews};
+pub use sessions::{ArchiveSession, CreateSession, DeleteSession, RenameSession};
+pub use settings::{ActivateTab, CloseTab, MoveTab, OpenTab, SetSettings};
+pub use transcripts::{CloseSession, LoadOlder, OpenSession};
+pub use turns::{Abort, CommandStarted, ReplyPermission, RunCommand, SendPrompt};
+
+/// Declares the request table. `unit` requests carry no fields; `with` requests carry a struct
+/// of their own. Each row: `Variant [(Fields)] => ResponseType = handler;`.
+macro_rules! requests {
+    (
+        unit { $( $(#[doc = $udoc:literal])* $unit:ident => $ures:ty = $uhandler:path; )* }
+        with { $( $(#[doc = $doc:literal])* $variant:ident($req:ty) => $res:ty = $handler:path; )* }
+    ) => {
+        /// A request from the UI, serialized as `{"cmd": "...", ...fields}`.
+        #[derive(Debug, Clone, Deserialize, Serialize, TS)]
+        #[serde(tag = "cmd", rename_all = "camelCase")]
+        #[ts(export)]
+        pub enum Request {
+            $( $(#[doc = $udoc])* $unit, )*
+            $( $(#[doc = $doc])* $variant($req), )*
+        }
+
+        /// What a request returns: serialized as the bare value (no tag), once, by the
+        /// transport that carried the request.
+        #[derive(Debug, Clone, Serialize)]
+        #[serde(untagged)]
+        pub enum Response {
+            $( #[doc = concat!("The response to `", stringify!($unit), "`.")] $unit($ures), )*
+            $( #[doc = concat!("The response to `", stringify!($variant), "`.")] $variant($res), )*
+        }
+
+        /// The response type of each request by its `cmd`: exported to TypeScript only, where
+        /// `invoke(request)` looks its result type up here.
+        #[derive(TS)]
+        #[ts(export, rename_all = "camelCase")]
+        #[allow(non_snake_case, dead_code)]
+        pub struct Responses {
+            $( $unit: $ures, )*
+            $( $variant: $res, )*
+        }
+
+        /// Runs one request through its handler.
+        pub async fn dispatch(core: &Core, request: Request) -> Result<Response> {
+            Ok(match request {
+                $( Request::$unit => Response::$unit($uhandler(core).await?), )*
+                $( Request::$variant(req) => Response::$variant($handler(core, req).await?), )*
+            })
+        }
+    };
+}
+
+requests! {
+    unit {
+        /// Everything the UI needs to draw its first frame.
+        Snapshot => Snapshot = sessions::snapshot;
+        /// Prompt templates with defaults and overrides.
+        Prompts => Vec<PromptTemplate> = prompts::list;
+    }
+    with {
+        /// Starts following a session's transcript; answers its newest page.
+        OpenSession(OpenSession) => TranscriptPage = transcripts::open;
+        /// Loads the page before the oldest loaded message.
+        LoadOlder(LoadOlder) => TranscriptPage = transcripts::load_older;
+        /// Stops following a transcript the UI no longer shows.
+        CloseSession(CloseSession) => () = transcripts::close;
+        /// Creates a session in a directory.
+        CreateSession(CreateSession) => SessionView = sessions::create;
+        /// Renames a session.
+        RenameSession(RenameSession) => SessionView = sessions::rename;
+        /// Archives or unarchives a session.
+        ArchiveSession(ArchiveSession) => SessionView = sessions::archive;
+        /// Deletes a session (with review-link clean-up).
+        DeleteSession(DeleteSession) => () = sessions::delete;
+        /// Sends a user message.
+        SendPrompt(SendPrompt) => Sent = turns::send_prompt;
+        /// Runs a slash command (a server command or one of Crosscheck's).
+        RunCommand(RunCommand) => CommandStarted = turns::run_command;
+        /// Stops the running turn.
+        Abort(Abort) => () = turns::abort;
+        /// Answers a pending permission request.
+        ReplyPermission(ReplyPermission) => () = turns::reply_permission;
+        /// Providers and models for the picker.
+        Providers(Providers) => ProviderCatalog = catalog::providers;
+        /// Agents for the picker.
+        Agents(Agents) => Vec<AgentInfo> = catalog::agents;
+        /// Slash commands for autocomplete: Crosscheck's own first, then the server's.
+        Commands(Commands) => Vec<CommandEntry> = catalog::commands;
+        /// Saves settings; answers the saved settings.
+        SetSettings(SetSettings) => Settings = settings::set_settings;
+        /// Opens (or focuses) a context panel tab.
+        OpenTab(OpenTab) => () = settings::open_tab;
+        /// Closes a context panel tab.
+        CloseTab(CloseTab) => () = settings::close_tab;
+        /// Makes a context panel tab the active one.
+        ActivateTab(ActivateTab) => () = settings::activate_tab;
+        /// Moves a context panel tab to another place.
+        MoveTab(MoveTab) => () = settings::move_tab;
+        /// Overrides a prompt template.
+        SetPrompt(SetPrompt) => PromptTemplate = prompts::set;
+        /// Resets a prompt template to its default.
+        ResetPrompt(ResetPrompt) => PromptTemplate = prompts::reset;
+        /// Starts the review handoff for a session (or answers the one already running).
+        StartHandoffReview(StartHandoffReview) => FlowState = handoff::start;
+        /// Cancels a running flow; answers whether it was running.
+        CancelFlow(CancelFlow) => bool = handoff::cancel;
+        /// Sends an assistant message's text to the linked session.
+        Transfer(Transfer) => TransferResult = handoff::transfer;
+        /// Starts a cold review of a plan from a session; it runs in the background.
+        ColdReview(ColdReview) => ReviewProgress = reviews::cold_review;
+        /// Cold reviews in the ledger (the app's and every gate's), newest first.
+        ListReviews(ListReviews) => Vec<LedgerEntry> = reviews::list;
+        /// One ledger row with the text it was reviewed on, or `null` when it is gone.
+        GetReview(GetReview) => Option<ReviewDetail> = reviews::detail;
+    }
+}

@@ -1,0 +1,147 @@
+//! Settings and context panel tab requests. The backend owns the tabs: every change is saved
+//! and pushed back as one `Tabs` change, so the UI never echoes its own state.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::api_types::Change;
+use crate::core::Core;
+use crate::db::SavedTabs;
+use crate::error::{Error, Result};
+use crate::settings::{Settings, Tab};
+
+/// Shortest handoff time limit a user may set (10 s).
+pub const MIN_HANDOFF_TIMEOUT_MS: u64 = 10_000;
+
+/// Fields of [`Request::SetSettings`](super::Request::SetSettings).
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct SetSettings {
+    /// The settings to save, whole.
+    pub settings: Settings,
+}
+
+/// Fields of [`Request::OpenTab`](super::Request::OpenTab).
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct OpenTab {
+    /// The tab; one with the same key is updated and focused instead.
+    pub tab: Tab,
+}
+
+/// Fields of [`Request::CloseTab`](super::Request::CloseTab).
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct CloseTab {
+    /// Key of the tab to close.
+    pub key: String,
+}
+
+/// Fields of [`Request::ActivateTab`](super::Request::ActivateTab).
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct ActivateTab {
+    /// Key of the tab to show.
+    pub key: String,
+}
+
+/// Fields of [`Request::MoveTab`](super::Request::MoveTab).
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct MoveTab {
+    /// Key of the tab to move.
+    pub key: String,
+    /// Its new place, counted from 0 (clamped to the list).
+    pub to_index: u32,
+}
+
+/// Saves settings and pushes them to every window.
+pub async fn set_settings(core: &Core, req: SetSettings) -> Result<Settings> {
+    let settings = req.settings;
+    if settings.handoff_timeout_ms < MIN_HANDOFF_TIMEOUT_MS {
+        return Err(Error::InvalidRequest(
+            "the handoff time limit must be at least 10 seconds".into(),
+        ));
+    }
+    core.save_settings(settings.clone())?;
+    Ok(settings)
+}
+
+/// Opens or focuses a tab.
+pub async fn open_tab(core: &Core, req: OpenTab) -> Result<()> {
+    show_tab(core, req.tab)
+}
+
+/// Closes a tab; the next one (else the previous) becomes active when it was.
+pub async fn close_tab(core: &Core, req: CloseTab) -> Result<()> {
+    change_tabs(core, false, |saved| {
+        let Some(i) = saved.tabs.iter().position(|t| t.dedupe_key == req.key) else {
+            return;
+        };
+        saved.tabs.remove(i);
+        if saved.active.as_deref() == Some(req.key.as_str()) {
+            saved.active = saved
+                .tabs
+                .get(i)
+                .or_else(|| i.checked_sub(1).and_then(|j| saved.tabs.get(j)))
+                .map(|t| t.dedupe_key.clone());
+        }
+    })
+}
+
+/// Makes a tab the active one.
+pub async fn activate_tab(core: &Core, req: ActivateTab) -> Result<()> {
+    change_tabs(core, true, |saved| {
+        if saved.tabs.iter().any(|t| t.dedupe_key == req.key) {
+            saved.active = Some(req.key.clone());
+        }
+    })
+}
+
+/// Moves a tab.
+pub async fn move_tab(core: &Core, req: MoveTab) -> Result<()> {
+    change_tabs(core, false, |saved| {
+        let Some(i) = saved.tabs.iter().position(|t| t.dedupe_key == req.key) else {
+            return;
+        };
+        let tab = saved.tabs.remove(i);
+        let to = (req.to_index as usize).min(saved.tabs.len());
+        saved.tabs.insert(to, tab);
+    })
+}
+
+/// Opens (or focuses) a tab and shows the panel: requests and flows both open tabs this way.
+pub(crate) fn show_tab(core: &Core, tab: Tab) -> Result<()> {
+    change_tabs(core, true, |saved| {
+        match saved
+            .tabs
+            .iter_mut()
+            .find(|t| t.dedupe_key == tab.dedupe_key)
+        {
+            Some(existing) => *existing = tab.clone(),
+            None => saved.tabs.push(tab.clone()),
+        }
+        saved.active = Some(tab.dedupe_key.clone());
+    })
+}
+
+/// Reads the saved tabs, changes them, saves them and pushes the result.
+fn change_tabs(core: &Core, reveal: bool, f: impl FnOnce(&mut SavedTabs)) -> Result<()> {
+    let mut saved = core.db().tabs();
+    f(&mut saved);
+    if saved.active.is_none() {
+        saved.active = saved.tabs.first().map(|t| t.dedupe_key.clone());
+    }
+    core.db().set_tabs(&saved)?;
+    core.emit(Change::Tabs {
+        tabs: saved.tabs,
+        active: saved.active,
+        reveal,
+    });
+    Ok(())
+}

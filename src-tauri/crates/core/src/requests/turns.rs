@@ -1,0 +1,189 @@
+//! Turn requests: sending a prompt, running a slash command, stopping a turn, answering a
+//! permission request.
+
+use crosscheck_opencode::{CommandRequest, PromptRequest, TextPartInput, ids};
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::api_types::{ModelChoice, NoticeLevel, PermissionReplyKind, Sent};
+use crate::core::Core;
+use crate::error::{Error, Result};
+use crate::flows::cold_review::{self, ReviewProgress};
+use crate::flows::{FlowState, handoff};
+
+/// Fields of [`Request::SendPrompt`](super::Request::SendPrompt).
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct SendPrompt {
+    /// The session to send to.
+    pub session_id: String,
+    /// What the user typed (must not be blank).
+    pub text: String,
+    /// Model, agent and variant; the session's current ones when absent.
+    #[serde(default)]
+    #[ts(optional)]
+    pub choice: Option<ModelChoice>,
+}
+
+/// Fields of [`Request::RunCommand`](super::Request::RunCommand).
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct RunCommand {
+    /// The session the command runs in.
+    pub session_id: String,
+    /// Command name, with or without the slash.
+    pub command: String,
+    /// Everything the user typed after the name.
+    pub arguments: String,
+    /// Model, agent and variant for the turn the command starts.
+    #[serde(default)]
+    #[ts(optional)]
+    pub choice: Option<ModelChoice>,
+}
+
+/// Fields of [`Request::Abort`](super::Request::Abort).
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct Abort {
+    /// The session whose running turn stops.
+    pub session_id: String,
+}
+
+/// Fields of [`Request::ReplyPermission`](super::Request::ReplyPermission).
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct ReplyPermission {
+    /// The session whose turn waits for the answer.
+    pub session_id: String,
+    /// The `per_...` request being answered.
+    pub request_id: String,
+    /// Allow once, always, or reject.
+    pub reply: PermissionReplyKind,
+}
+
+/// What a slash command started: a server turn, a review handoff or an in-app cold review.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+#[ts(export)]
+pub enum CommandStarted {
+    /// A server command: its turn streams in under this user message id.
+    Turn {
+        /// The user message id Crosscheck chose.
+        message_id: String,
+    },
+    /// `/handoff-review`: the flow that now runs.
+    Handoff {
+        /// Its first state.
+        flow: FlowState,
+    },
+    /// `/cold-review [path]`: the review that now runs.
+    ColdReview {
+        /// Its first progress.
+        review: Box<ReviewProgress>,
+    },
+}
+
+/// Sends a visible user message under an id Crosscheck chooses.
+pub async fn send_prompt(core: &Core, req: SendPrompt) -> Result<Sent> {
+    if req.text.trim().is_empty() {
+        return Err(Error::InvalidRequest("the message is empty".into()));
+    }
+    let choice = req.choice.unwrap_or_default();
+    let message_id = ids::message_id();
+    core.client()?
+        .prompt_async(
+            &req.session_id,
+            &PromptRequest {
+                message_id: Some(message_id.clone()),
+                parts: vec![TextPartInput::visible(req.text)],
+                model: choice.model,
+                agent: choice.agent,
+                variant: choice.variant,
+            },
+        )
+        .await?;
+    Ok(Sent { message_id })
+}
+
+/// Runs `/handoff-review`, `/cold-review [path]` here, anything else on the server. A server
+/// command's route blocks until its turn ends, so it runs in the background; its failure
+/// becomes a notice.
+pub async fn run_command(core: &Core, req: RunCommand) -> Result<CommandStarted> {
+    let command = req.command.trim_start_matches('/').to_owned();
+    let choice = req.choice.unwrap_or_default();
+    let session_id = req.session_id;
+    if command == "handoff-review" {
+        let flow = handoff::start(core, &session_id, Some(choice), None)?;
+        return Ok(CommandStarted::Handoff { flow });
+    }
+    if command == "cold-review" {
+        let path = req.arguments.trim();
+        let path = (!path.is_empty()).then_some(path);
+        let review = cold_review::start(core, &session_id, None, path).await?;
+        return Ok(CommandStarted::ColdReview {
+            review: Box::new(review),
+        });
+    }
+    let client = core.client()?;
+    let message_id = ids::message_id();
+    let request = CommandRequest {
+        command,
+        arguments: req.arguments,
+        message_id: Some(message_id.clone()),
+        agent: choice.agent,
+        model: choice
+            .model
+            .map(|m| format!("{}/{}", m.provider_id, m.model_id)),
+        variant: choice.variant,
+    };
+    let background = core.clone();
+    core.push_task(tokio::spawn(async move {
+        if let Err(e) = client.command(&session_id, &request).await {
+            let e = Error::from(e);
+            background.notice(
+                NoticeLevel::Error,
+                &format!("error.{}", e.code().as_str()),
+                &[],
+                format!("The command failed: {e}"),
+            );
+        }
+    }));
+    Ok(CommandStarted::Turn { message_id })
+}
+
+/// Stops the session's running turn.
+pub async fn abort(core: &Core, req: Abort) -> Result<()> {
+    core.client()?.abort(&req.session_id).await?;
+    Ok(())
+}
+
+/// Answers a permission request in its session's directory. Once the server took the answer,
+/// or says the request is gone (answered elsewhere, or the turn ended), it is no longer pending.
+pub async fn reply_permission(core: &Core, req: ReplyPermission) -> Result<()> {
+    let client = core.client()?;
+    let directory = core.read_store(|s, _| {
+        s.session(&req.session_id)
+            .map(|session| session.directory.clone())
+            .filter(|d| !d.is_empty())
+    });
+    let answered = client
+        .reply_permission(
+            &req.request_id,
+            req.reply.as_str(),
+            None,
+            directory.as_deref(),
+        )
+        .await;
+    if answered.is_ok() || answered.as_ref().is_err_and(|e| e.is_not_found()) {
+        core.with_store(|s| ((), s.resolve_permission(&req.session_id, &req.request_id)));
+    }
+    answered.map_err(Into::into)
+}

@@ -1,0 +1,88 @@
+// Boot and resync: the change stream first, then the snapshot and every open transcript.
+
+import { invoke, subscribe } from '$lib/host';
+import { tNotice } from '$lib/i18n/index.svelte';
+import { catalog } from '../catalog.svelte';
+import { store } from '../store.svelte';
+import { toasts } from '../toasts.svelte';
+import { ui } from '../ui.svelte';
+import { reportError } from './call';
+import { forgetSession } from './sessions';
+import { markStreamOpen, openTranscript } from './transcripts';
+
+let unsubscribe: (() => void) | null = null;
+let snapshotTimer: ReturnType<typeof setTimeout> | null = null;
+let snapshotBackoff = 1000;
+let snapshotErrorShown = false;
+
+/** Starts following the backend; returns the function that stops it. */
+export function boot(): () => void {
+  store.hooks = {
+    onNotice: (n) => toasts.push(n.level, tNotice(n.code, n.params, n.message), n.level === 'error' ? n.message : undefined),
+    onTabsRevealed: () => ui.setPanelOpen(true),
+    onSessionRemoved: (id) => forgetSession(id),
+  };
+  // The snapshot is fetched once the stream is open, so no change falls between the two. If
+  // state was fetched before (or the stream was lost meanwhile), everything is fetched again.
+  let fallback: ReturnType<typeof setTimeout> | null = setTimeout(() => {
+    fallback = null;
+    markStreamOpen();
+    if (!store.ready) void loadSnapshot();
+  }, 2500);
+  unsubscribe = subscribe(
+    (changes) => store.enqueue(changes),
+    (state) => {
+      if (state === 'lost') {
+        ui.streamLost = true;
+        return;
+      }
+      ui.streamLost = false;
+      if (fallback) clearTimeout(fallback);
+      fallback = null;
+      markStreamOpen();
+      const fetchedBefore = store.ready || [...store.transcripts.values()].some((t) => t.loaded);
+      void (fetchedBefore ? resync() : loadSnapshot());
+    },
+  );
+  return () => {
+    unsubscribe?.();
+    unsubscribe = null;
+    if (fallback) clearTimeout(fallback);
+    if (snapshotTimer) clearTimeout(snapshotTimer);
+  };
+}
+
+/** Fetches the snapshot; a failure is shown once and the fetch retried with backoff. */
+export async function loadSnapshot(): Promise<void> {
+  if (snapshotTimer) clearTimeout(snapshotTimer);
+  snapshotTimer = null;
+  store.beginFetch();
+  try {
+    const snapshot = await invoke({ cmd: 'snapshot' });
+    store.applySnapshot(snapshot);
+    snapshotBackoff = 1000;
+    snapshotErrorShown = false;
+    if (ui.selectedSessionId && !store.sessions.has(ui.selectedSessionId)) ui.select(null);
+  } catch (err) {
+    if (!snapshotErrorShown) {
+      snapshotErrorShown = true;
+      reportError(err);
+    }
+    snapshotTimer = setTimeout(() => void loadSnapshot(), snapshotBackoff);
+    snapshotBackoff = Math.min(snapshotBackoff * 2, 15_000);
+  } finally {
+    store.endFetch();
+  }
+}
+
+/** After the change stream was lost: the snapshot and every open transcript again. */
+export async function resync(): Promise<void> {
+  store.resetSequences();
+  await loadSnapshot();
+  await Promise.all([...store.transcripts.keys()].map((id) => openTranscript(id)));
+}
+
+/** After the OpenCode server (re)connects: refresh pickers and commands. */
+export function onServerReady(): void {
+  catalog.refresh();
+}

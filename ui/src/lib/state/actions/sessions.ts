@@ -1,0 +1,51 @@
+// Session actions: selecting, creating, renaming, archiving and deleting sessions.
+
+import type { SessionView } from '$lib/types/SessionView';
+import { store } from '../store.svelte';
+import { ui } from '../ui.svelte';
+import { call } from './call';
+import { sessionTabKey } from './tabs';
+
+/** Shows a session in the main area (null: none). */
+export function selectSession(sessionId: string | null): void {
+  ui.select(sessionId);
+}
+
+/** Creates a session in a folder and selects it. */
+export async function createSession(directory: string, title?: string): Promise<SessionView> {
+  const session = await call({ cmd: 'createSession', directory, ...(title ? { title } : {}) });
+  ui.rememberDirectory(directory);
+  if (session?.id) {
+    if (!store.sessions.has(session.id)) store.sessions.set(session.id, session);
+    ui.select(session.id);
+  }
+  return session;
+}
+
+/** Renames a session. */
+export async function renameSession(sessionId: string, title: string): Promise<void> {
+  const session = await call({ cmd: 'renameSession', sessionId, title });
+  if (session?.id) store.sessions.set(session.id, session);
+}
+
+/** Archives or restores a session. */
+export async function archiveSession(sessionId: string, archived: boolean): Promise<void> {
+  const session = await call({ cmd: 'archiveSession', sessionId, archived });
+  if (session?.id) store.sessions.set(session.id, session);
+}
+
+/** Deletes a session (the backend removes its review link first). */
+export async function deleteSession(sessionId: string): Promise<void> {
+  await call({ cmd: 'deleteSession', sessionId });
+  store.sessions.delete(sessionId);
+  forgetSession(sessionId);
+}
+
+/** Clean-up after a session disappeared: its tab, the selection. */
+export function forgetSession(sessionId: string): void {
+  const key = sessionTabKey(sessionId);
+  if (store.tabs.some((tab) => tab.dedupeKey === key)) {
+    call({ cmd: 'closeTab', key }).catch(() => undefined);
+  }
+  if (ui.selectedSessionId === sessionId) ui.select(null);
+}

@@ -1,0 +1,39 @@
+// Turn actions: prompts, slash commands, stopping a turn, answering permission requests.
+
+import type { CommandStarted } from '$lib/types/CommandStarted';
+import type { ModelChoice } from '$lib/types/ModelChoice';
+import type { PermissionReplyKind } from '$lib/types/PermissionReplyKind';
+import type { Sent } from '$lib/types/Sent';
+import { call } from './call';
+
+/** A choice with its empty parts left out; undefined when nothing is chosen. */
+export function cleanChoice(choice: ModelChoice | undefined): ModelChoice | undefined {
+  if (!choice) return undefined;
+  const out: ModelChoice = {};
+  if (choice.model?.providerID && choice.model.modelID) out.model = choice.model;
+  if (choice.agent) out.agent = choice.agent;
+  if (choice.variant) out.variant = choice.variant;
+  return Object.keys(out).length ? out : undefined;
+}
+
+/** Sends what the user typed. */
+export function sendPrompt(sessionId: string, text: string, choice?: ModelChoice): Promise<Sent> {
+  const c = cleanChoice(choice);
+  return call({ cmd: 'sendPrompt', sessionId, text, ...(c ? { choice: c } : {}) });
+}
+
+/** Runs a slash command (the server's or one of Crosscheck's). */
+export function runCommand(sessionId: string, command: string, args: string, choice?: ModelChoice): Promise<CommandStarted> {
+  const c = cleanChoice(choice);
+  return call({ cmd: 'runCommand', sessionId, command, arguments: args, ...(c ? { choice: c } : {}) });
+}
+
+/** Stops the running turn. */
+export function abort(sessionId: string): Promise<null> {
+  return call({ cmd: 'abort', sessionId });
+}
+
+/** Answers a pending permission request; the backend pushes its resolution. */
+export function replyPermission(sessionId: string, requestId: string, reply: PermissionReplyKind): Promise<null> {
+  return call({ cmd: 'replyPermission', sessionId, requestId, reply });
+}
