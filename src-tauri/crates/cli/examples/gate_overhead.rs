@@ -10,6 +10,7 @@
 //! It primes an isolated ledger (temp data and config dirs; the reviewer points at a closed
 //! port, so the key ends up recorded as unreviewed after two attempts), then times N runs of
 //! the gate with a Claude Code payload on stdin. Prints figures; asserts nothing.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: a failed set-up ends it with its message
 
 use std::io::Write;
 use std::path::PathBuf;

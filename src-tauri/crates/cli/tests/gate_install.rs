@@ -1,5 +1,6 @@
 //! `crosscheck gate install claude|pi`: the written configuration, and the pi extension run
 //! under node against the real binary.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
 mod gate_support;
 

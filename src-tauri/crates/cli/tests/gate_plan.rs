@@ -1,5 +1,6 @@
 //! `crosscheck gate plan` end to end: the real binary, a recorded Claude Code payload, a
 //! scripted model server, an isolated data and config directory.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
 mod gate_support;
 

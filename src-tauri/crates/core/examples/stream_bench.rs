@@ -1,6 +1,7 @@
 //! Benchmark: follow a server's `/global/event` stream with the real client and apply every
 //! event to the store (one followed transcript), then print events/s.
 //! Usage: `stream_bench URL EVENTS SESSION_ID` (the Node side serves the stream and compares).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: a failed set-up ends it with its message
 
 use std::time::Instant;
 

@@ -69,7 +69,7 @@ pub struct ModelChoice {
     /// Agent name.
     #[ts(optional)]
     pub agent: Option<String>,
-    /// Variant.
+    /// The model variant (such as a reasoning effort), when the model has variants.
     #[ts(optional)]
     pub variant: Option<String>,
 }
@@ -177,7 +177,7 @@ pub enum Connection {
     },
     /// Could not start or reach the server.
     Failed {
-        /// Why.
+        /// What went wrong, in English.
         error: String,
     },
 }
@@ -222,7 +222,7 @@ pub struct Snapshot {
     pub statuses: BTreeMap<String, SessionStatus>,
     /// Pending permission requests, grouped by session.
     pub permissions: Vec<PermissionRequest>,
-    /// Settings.
+    /// The user's settings in effect.
     pub settings: Settings,
     /// Context panel tabs, in order.
     pub tabs: Vec<Tab>,
@@ -241,7 +241,7 @@ pub struct TranscriptPage {
     /// Sequence number of the last change included.
     #[ts(type = "number")]
     pub seq: u64,
-    /// Session.
+    /// The session it concerns.
     pub session_id: String,
     /// Every loaded message, oldest first (the whole loaded window, not only the new page).
     pub messages: Vec<MessageWithParts>,
@@ -291,14 +291,14 @@ pub enum Change {
     },
     /// A session was deleted.
     SessionRemoved {
-        /// Session.
+        /// The session it concerns.
         session_id: String,
     },
     /// A session's status changed.
     Status {
-        /// Session.
+        /// The session it concerns.
         session_id: String,
-        /// Status.
+        /// Its run state now (idle, busy, retry).
         status: SessionStatus,
     },
     /// A tool call waits for the user's permission.
@@ -308,7 +308,7 @@ pub enum Change {
     },
     /// A permission request was answered (here or elsewhere) and is no longer pending.
     PermissionResolved {
-        /// Session.
+        /// The session it concerns.
         session_id: String,
         /// The `per_...` request.
         request_id: String,
@@ -325,9 +325,9 @@ pub enum Change {
     },
     /// A message was removed.
     MessageRemoved {
-        /// Session.
+        /// The session it concerns.
         session_id: String,
-        /// Message.
+        /// The message, within that session.
         message_id: String,
     },
     /// A part in an open transcript was created or replaced.
@@ -337,11 +337,11 @@ pub enum Change {
     },
     /// Text streamed into a part.
     PartDelta {
-        /// Session.
+        /// The session it concerns.
         session_id: String,
-        /// Message.
+        /// The message, within that session.
         message_id: String,
-        /// Part.
+        /// The part, within that message.
         part_id: String,
         /// Field (`text`).
         field: String,
@@ -350,11 +350,11 @@ pub enum Change {
     },
     /// A part was removed.
     PartRemoved {
-        /// Session.
+        /// The session it concerns.
         session_id: String,
-        /// Message.
+        /// The message, within that session.
         message_id: String,
-        /// Part.
+        /// The part, within that message.
         part_id: String,
     },
     /// Settings changed.
@@ -414,7 +414,7 @@ pub struct Notice {
 #[serde(rename_all = "camelCase")]
 #[ts(export)]
 pub enum NoticeLevel {
-    /// Neutral.
+    /// Neither success nor failure: for information.
     Info,
     /// Something worked.
     Success,

@@ -14,9 +14,9 @@ pub enum Theme {
     /// Follow the system.
     #[default]
     System,
-    /// Light.
+    /// Light colours, whatever the system prefers.
     Light,
-    /// Dark.
+    /// Dark colours, whatever the system prefers.
     Dark,
 }
 

@@ -1,6 +1,7 @@
 //! Cold reviews in the app, end to end through the typed Api: the fake OpenCode supplies the
 //! session and its assistant replies, a scripted OpenAI-compatible reviewer on 127.0.0.1 reads
 //! the plan, and the ledger is the same SQLite file a `crosscheck gate` run writes to.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
 mod support;
 

@@ -1,6 +1,7 @@
 //! End-to-end tests of the review flows against the fake OpenCode server: the seed's ten test
 //! cases ("17. Tests" of the review handoff plan) through the real flows, plus failure paths,
 //! long turns in paused time, and concurrent metadata writes.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
 mod support;
 

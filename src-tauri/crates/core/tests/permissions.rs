@@ -1,6 +1,7 @@
 //! Permission requests against the fake OpenCode server: a request asked on the event stream
 //! shows up in changes and the snapshot, replying posts the answer and clears it, and a resync
 //! drops requests that were answered while the client was away.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
 mod support;
 

@@ -1,5 +1,6 @@
 //! The core's event-stream recovery against the fake OpenCode server: a session that went idle
 //! while the client was disconnected must not stay "busy" after the reconnect.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
 mod support;
 

@@ -4,6 +4,7 @@
 //! recorded fixture. Prints figures only.
 //!
 //! Run: `cargo run --release -p crosscheck-opencode --example parse_bench`
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: a failed set-up ends it with its message
 
 use std::hint::black_box;
 use std::time::Instant;

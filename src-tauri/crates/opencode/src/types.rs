@@ -102,7 +102,7 @@ pub struct Session {
     )]
     #[ts(optional, type = "Record<string, unknown>")]
     pub metadata: Option<Metadata>,
-    /// Times.
+    /// When it was created, last updated and archived.
     #[serde(default, deserialize_with = "lenient")]
     pub time: SessionTime,
     /// Agent last used.
@@ -214,10 +214,10 @@ pub struct MessageInfo {
     )]
     #[ts(optional)]
     pub parent_id: Option<String>,
-    /// Times.
+    /// When it was created and completed.
     #[serde(default, deserialize_with = "lenient")]
     pub time: MessageTime,
-    /// Agent.
+    /// The agent that runs (or ran) the turn.
     #[serde(
         default,
         deserialize_with = "lenient",
@@ -296,10 +296,10 @@ impl MessageInfo {
 pub struct Part {
     /// `prt_...` id.
     pub id: String,
-    /// Session.
+    /// The session the part belongs to.
     #[serde(rename = "sessionID", default, deserialize_with = "lenient")]
     pub session_id: String,
-    /// Message.
+    /// The message the part belongs to.
     #[serde(rename = "messageID", default, deserialize_with = "lenient")]
     pub message_id: String,
     /// Part type.
@@ -617,10 +617,10 @@ pub struct PromptRequest {
     /// Model to answer with.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<ModelRef>,
-    /// Agent.
+    /// The agent to run the turn with; the session's when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
-    /// Variant.
+    /// The model variant to use; the model's default when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub variant: Option<String>,
 }
@@ -635,13 +635,13 @@ pub struct CommandRequest {
     /// Client-chosen id of the user message.
     #[serde(rename = "messageID", skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
-    /// Agent.
+    /// The agent to run the command with; the session's when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
     /// `provider/model`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
-    /// Variant.
+    /// The model variant to use; the model's default when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub variant: Option<String>,
 }

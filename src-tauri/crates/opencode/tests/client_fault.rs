@@ -1,5 +1,6 @@
 //! The HTTP client against an in-process fake server that injects faults and records what it
 //! was sent.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -1,6 +1,7 @@
 //! Against a real `opencode serve` (the binary pinned in `tests/package.json`, or `OPENCODE_BIN`):
 //! the supervisor, every client route Crosscheck uses, the event stream, and message ids.
 //! Needs the pinned binary from `tests/node_modules` (`make test` installs it first) or `OPENCODE_BIN`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

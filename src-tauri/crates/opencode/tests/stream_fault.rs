@@ -1,5 +1,6 @@
 //! The event stream: SSE framing of the recorded stream in odd chunks, and reconnects against
 //! an in-process fake server that drops, stalls, and garbles.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

@@ -1,6 +1,7 @@
 //! The supervisor against a tiny fake `opencode` (a Python script) that serves
 //! `/global/health`, prints the ready line, and crashes on request.
 #![cfg(unix)]
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,6 @@
 //! The pause and its cadence over the ledger: one pause per distinct text, unreachable
 //! reviewers bounded at two attempts, reviewer choice, log lines.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! Wire contract of the reviewer call against a scripted local model server, for the
 //! Anthropic Messages and OpenAI-compatible chat-completions shapes.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
 mod common;
 

@@ -30,7 +30,7 @@ pub enum Error {
     Bind {
         /// Address asked for.
         addr: SocketAddr,
-        /// Why.
+        /// The operating system's reason.
         source: std::io::Error,
     },
     /// The UI folder is missing.

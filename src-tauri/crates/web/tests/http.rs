@@ -1,5 +1,6 @@
 //! Web mode over real HTTP: the token, the loopback Host check, error shapes, static files
 //! with the CSP, and the event stream's content type.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
 use std::net::SocketAddr;
 

@@ -1,6 +1,7 @@
 //! Shared helpers for the gate tests: a scripted model server on 127.0.0.1:0 (plain std
 //! threads, so the gate under test is a real separate process) and an isolated environment.
 #![allow(dead_code)]
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};

@@ -1,6 +1,7 @@
 //! Shared set-up for the core's end-to-end tests: a fake OpenCode server and a core attached to
 //! it, driven through the typed Api exactly as the UI drives it.
 #![allow(dead_code)] // each test crate uses a different part of this module
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
 pub mod fake_opencode;
 pub mod reviewer;

@@ -1,5 +1,6 @@
 //! A scripted OpenAI-compatible reviewer (`POST …/chat/completions` on 127.0.0.1) for the cold
 //! review tests: it answers from a queue (or a fallback) and records every request body.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

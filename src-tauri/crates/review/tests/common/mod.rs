@@ -1,5 +1,6 @@
 //! A scripted model server (in-process axum on 127.0.0.1:0) and engine helpers.
 #![allow(dead_code)]
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
