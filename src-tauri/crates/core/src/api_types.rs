@@ -231,6 +231,56 @@ pub struct Snapshot {
     pub active_tab: Option<String>,
     /// Flows running or recently ended.
     pub flows: Vec<FlowState>,
+    /// The last error of sessions whose last turn failed.
+    pub session_errors: BTreeMap<String, SessionFailure>,
+}
+
+/// Why a session's turn failed, as the server said it (`session.error`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct SessionFailure {
+    /// The server's error name, e.g. `UnknownError`, `ProviderAuthError`.
+    pub name: String,
+    /// The server's message without any stack trace, e.g. `Model not found: fake/nope.`.
+    pub message: String,
+}
+
+impl SessionFailure {
+    /// Reads the server's `{name, data: {message}}` leniently; a stack trace after the message
+    /// (`\n    at ...`) is cut off.
+    pub fn from_server(error: Option<&serde_json::Value>) -> Self {
+        let name = error
+            .and_then(|e| e.get("name"))
+            .and_then(serde_json::Value::as_str)
+            .filter(|n| !n.is_empty())
+            .unwrap_or("UnknownError")
+            .to_owned();
+        let message = error
+            .and_then(|e| e.get("data"))
+            .and_then(|d| d.get("message"))
+            .and_then(serde_json::Value::as_str)
+            .map(strip_stack)
+            .filter(|m| !m.is_empty())
+            .unwrap_or(name.as_str())
+            .to_owned();
+        Self { name, message }
+    }
+}
+
+/// The message before the first stack frame line.
+fn strip_stack(message: &str) -> &str {
+    let cut = message
+        .lines()
+        .position(|l| l.trim_start().starts_with("at "))
+        .map_or(message.len(), |i| {
+            message
+                .split_inclusive('\n')
+                .take(i)
+                .map(str::len)
+                .sum::<usize>()
+        });
+    message[..cut].trim()
 }
 
 /// A page of a session's transcript.
@@ -386,6 +436,14 @@ pub enum Change {
     Review {
         /// Its progress.
         review: ReviewProgress,
+    },
+    /// A session's turn failed, up front or midway, with the server's words (shown where the
+    /// reply would be and as a toast). Cleared by the session's next `busy` status.
+    SessionError {
+        /// Session.
+        session_id: String,
+        /// The error.
+        error: SessionFailure,
     },
     /// A notice for the user (background failures, successes of background work).
     Notice {

@@ -76,7 +76,7 @@ pub(crate) struct Inner {
     pub db: Db,
     pub prompts: RwLock<Registry>,
     pub settings: RwLock<Settings>,
-    pub metadata_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    pub metadata_locks: crate::flows::patch::MetadataLocks,
     pub flows: FlowRegistry,
     pub supervisor: tokio::sync::Mutex<Option<Supervisor>>,
     pub tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
@@ -134,7 +134,7 @@ impl Core {
                 db,
                 prompts: RwLock::new(prompts),
                 settings: RwLock::new(settings),
-                metadata_locks: Mutex::new(HashMap::new()),
+                metadata_locks: crate::flows::patch::MetadataLocks::default(),
                 flows: FlowRegistry::default(),
                 supervisor: tokio::sync::Mutex::new(None),
                 tasks: Mutex::new(Vec::new()),
@@ -286,8 +286,15 @@ impl Core {
     /// Everything for the UI's first frame, at one sequence number.
     pub fn snapshot(&self) -> Snapshot {
         let saved = self.inner.db.tabs();
-        let (seq, sessions, statuses, permissions) =
-            self.read_store(|s, seq| (seq, s.session_views(), s.statuses(), s.permissions()));
+        let (seq, sessions, statuses, permissions, session_errors) = self.read_store(|s, seq| {
+            (
+                seq,
+                s.session_views(),
+                s.statuses(),
+                s.permissions(),
+                s.session_errors(),
+            )
+        });
         Snapshot {
             seq,
             connection: self.connection(),
@@ -298,6 +305,7 @@ impl Core {
             tabs: saved.tabs,
             active_tab: saved.active,
             flows: self.inner.flows.list(),
+            session_errors,
         }
     }
 
@@ -317,6 +325,11 @@ impl Core {
     /// Running and recently ended flows.
     pub(crate) fn flows(&self) -> &FlowRegistry {
         &self.inner.flows
+    }
+
+    /// The per-session locks that serialize this process's metadata writes.
+    pub(crate) fn metadata_locks(&self) -> &crate::flows::patch::MetadataLocks {
+        &self.inner.metadata_locks
     }
 
     /// The prompt registry as it is now (defaults with the user's overrides).
@@ -365,14 +378,6 @@ impl Core {
             .read()
             .map(|s| s.clone())
             .unwrap_or_default()
-    }
-
-    /// The async lock that serializes metadata writes to one session.
-    pub(crate) fn metadata_lock(&self, session_id: &str) -> Arc<tokio::sync::Mutex<()>> {
-        lock(&self.inner.metadata_locks)
-            .entry(session_id.to_owned())
-            .or_default()
-            .clone()
     }
 
     /// The cold review engine, or a `review_failed` error saying why it is unavailable.

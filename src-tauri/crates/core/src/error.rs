@@ -60,6 +60,8 @@ error_codes! {
     NoAssistantText = 422,
     /// The review session could not be linked.
     ReviewLinkFailed = 422,
+    /// Other clients kept replacing a metadata write (HTTP 409: a conflict).
+    MetadataConflict = 409,
     /// The handoff turn did not finish in time.
     HandoffTimeout = 422,
     /// The handoff turn failed.
@@ -113,6 +115,11 @@ pub enum Error {
     /// Linking the original to its review session failed; the new review session was removed.
     #[error("could not link the review session: {0}")]
     ReviewLinkFailed(String),
+    /// Other clients kept replacing a metadata write to this session.
+    #[error(
+        "session {0}'s metadata kept being replaced by another client; the change was not kept"
+    )]
+    MetadataConflict(String),
     /// The handoff turn did not finish in time.
     #[error("the handoff did not finish within {0} s")]
     HandoffTimeout(u64),
@@ -148,6 +155,7 @@ impl Error {
             Error::NoLinkedSession => ErrorCode::NoLinkedSession,
             Error::NoAssistantText => ErrorCode::NoAssistantText,
             Error::ReviewLinkFailed(_) => ErrorCode::ReviewLinkFailed,
+            Error::MetadataConflict(_) => ErrorCode::MetadataConflict,
             Error::HandoffTimeout(_) => ErrorCode::HandoffTimeout,
             Error::HandoffFailed(_) => ErrorCode::HandoffFailed,
             Error::HandoffAborted => ErrorCode::HandoffAborted,

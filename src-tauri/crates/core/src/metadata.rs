@@ -96,15 +96,42 @@ pub fn without_review_session_link(
     Some(next)
 }
 
-/// Metadata without any review link (for stale links whose session is gone).
-pub fn without_any_review_session_link(metadata: Option<&Metadata>) -> Option<Metadata> {
-    let id = metadata?
+/// Whether `session` is a review session of `original_session_id` (its marker names that
+/// original): only such a session may be reused for it.
+pub fn is_review_of(session: &Session, original_session_id: &str) -> bool {
+    get_original_session_id(session) == Some(original_session_id)
+}
+
+/// The review link of raw metadata, if any.
+fn review_link(metadata: Option<&Metadata>) -> Option<&str> {
+    metadata?
         .get(NAMESPACE)?
-        .as_object()?
-        .get(REVIEW_ID)?
-        .as_str()?
-        .to_owned();
-    without_review_session_link(metadata, &id)
+        .as_object()
+        .and_then(|b| non_empty_str(b, REVIEW_ID))
+}
+
+/// Metadata that links `review_session_id` in place of the link checked as `expected` (`None`:
+/// no link). `None` when the link is already `review_session_id`, or is no longer `expected`
+/// (someone else changed it since it was checked; it is left alone).
+pub fn replace_review_session_link(
+    metadata: Option<&Metadata>,
+    expected: Option<&str>,
+    review_session_id: &str,
+) -> Option<Metadata> {
+    let current = review_link(metadata);
+    if current == Some(review_session_id) || current != expected {
+        return None;
+    }
+    Some(with_review_session_link(metadata, review_session_id))
+}
+
+/// Metadata that links `review_session_id`; `None` when it already does.
+pub fn link_review_session(
+    metadata: Option<&Metadata>,
+    review_session_id: &str,
+) -> Option<Metadata> {
+    (review_link(metadata) != Some(review_session_id))
+        .then(|| with_review_session_link(metadata, review_session_id))
 }
 
 #[cfg(test)]
@@ -174,6 +201,31 @@ mod tests {
             json!({"k": 1})
         );
         assert_eq!(without_review_session_link(None, "ses_a"), None);
+    }
+
+    #[test]
+    fn a_link_is_replaced_only_when_it_is_still_the_checked_one() {
+        let m = meta(json!({"k": 1, "openchamber": {"reviewSessionID": "ses_stale"}}));
+        assert_eq!(
+            Value::Object(
+                replace_review_session_link(Some(&m), Some("ses_stale"), "ses_new")
+                    .expect("replaced")
+            ),
+            json!({"k": 1, "openchamber": {"reviewSessionID": "ses_new"}})
+        );
+        // Someone else linked another session since the check: theirs stays.
+        assert_eq!(replace_review_session_link(Some(&m), None, "ses_new"), None);
+        assert_eq!(
+            replace_review_session_link(Some(&m), Some("ses_other"), "ses_new"),
+            None
+        );
+        assert_eq!(
+            replace_review_session_link(Some(&m), Some("ses_stale"), "ses_stale"),
+            None
+        );
+        assert!(replace_review_session_link(None, None, "ses_new").is_some());
+        assert_eq!(link_review_session(Some(&m), "ses_stale"), None);
+        assert!(link_review_session(Some(&m), "ses_new").is_some());
     }
 
     #[test]

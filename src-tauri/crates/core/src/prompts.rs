@@ -70,6 +70,31 @@ pub fn default_template(name: &str) -> Option<&'static str> {
     DEFAULTS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
 }
 
+/// Why `template` cannot stand in for the template `name`: it lacks a placeholder the default
+/// has (the flow would send its payload nowhere), or has one the flow never fills.
+pub fn check_template(name: &str, template: &str) -> Result<(), String> {
+    let Some(default) = default_template(name) else {
+        return Err(format!("unknown prompt {name}"));
+    };
+    let known = placeholders(default);
+    let used = placeholders(template);
+    if let Some(missing) = known.iter().find(|p| !used.contains(p)) {
+        return Err(format!(
+            "the template must contain {{{{{missing}}}}}: without it the text it stands for is not sent"
+        ));
+    }
+    if let Some(unknown) = used.iter().find(|p| !known.contains(p)) {
+        let allowed = if known.is_empty() {
+            "this template takes no placeholders".to_owned()
+        } else {
+            let list: Vec<String> = known.iter().map(|p| format!("{{{{{p}}}}}")).collect();
+            format!("this template takes only {}", list.join(", "))
+        };
+        return Err(format!("unknown placeholder {{{{{unknown}}}}}: {allowed}"));
+    }
+    Ok(())
+}
+
 /// Placeholder names in a template, in order of first use.
 pub fn placeholders(template: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -121,12 +146,19 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// A registry with these overrides (unknown names are ignored).
+    /// A registry with these overrides; unknown names, and overrides saved before templates
+    /// were checked that lack a placeholder (or have an unknown one), are ignored.
     pub fn new(overrides: HashMap<String, String>) -> Self {
         Self {
             overrides: overrides
                 .into_iter()
-                .filter(|(n, _)| default_template(n).is_some())
+                .filter(|(n, t)| match check_template(n, t) {
+                    Ok(()) => true,
+                    Err(why) => {
+                        tracing::warn!(prompt = %n, "ignoring the saved template: {why}");
+                        false
+                    }
+                })
                 .collect(),
         }
     }
@@ -254,6 +286,33 @@ mod tests {
                 assert!(!lower.contains(banned), "{name} contains {banned}");
             }
         }
+    }
+
+    #[test]
+    fn templates_are_checked_against_their_defaults_placeholders() {
+        assert!(check_template(REVIEW_SESSION_VISIBLE, "Look: {{handoff}}").is_ok());
+        let missing =
+            check_template(REVIEW_FEEDBACK_TO_IMPLEMENTER, "Fix it.").expect_err("missing");
+        assert!(missing.contains("{{review_feedback}}"), "{missing}");
+        let unknown =
+            check_template(REVIEW_HANDOFF_VISIBLE, "Hand off {{bogus}}").expect_err("unknown");
+        assert!(
+            unknown.contains("{{bogus}}") && unknown.contains("no placeholders"),
+            "{unknown}"
+        );
+        // A saved override that drops the payload is not used.
+        let r = Registry::new(
+            [(
+                REVIEW_FEEDBACK_TO_IMPLEMENTER.to_owned(),
+                "Fix it.".to_owned(),
+            )]
+            .into(),
+        );
+        assert!(
+            r.render(REVIEW_FEEDBACK_TO_IMPLEMENTER, &[("review_feedback", "F")])
+                .expect("render")
+                .ends_with("\n\nF")
+        );
     }
 
     #[test]

@@ -5,6 +5,10 @@ use ts_rs::TS;
 
 /// Default time the handoff wait allows an assistant turn: 30 minutes, far above 180 s.
 pub const DEFAULT_HANDOFF_TIMEOUT_MS: u64 = 30 * 60 * 1000;
+/// The shortest handoff time limit accepted: 10 seconds.
+pub const MIN_HANDOFF_TIMEOUT_MS: u64 = 10_000;
+/// The longest handoff time limit accepted: 24 hours.
+pub const MAX_HANDOFF_TIMEOUT_MS: u64 = 24 * 60 * 60 * 1000;
 
 /// Light, dark, or follow the system.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -41,6 +45,27 @@ impl Default for Settings {
             locale: String::new(),
             handoff_timeout_ms: DEFAULT_HANDOFF_TIMEOUT_MS,
         }
+    }
+}
+
+impl Settings {
+    /// Why these settings cannot be saved, if they cannot.
+    pub fn validate(&self) -> Result<(), String> {
+        let ms = self.handoff_timeout_ms;
+        if ms < MIN_HANDOFF_TIMEOUT_MS {
+            return Err("the handoff time limit must be at least 10 seconds".into());
+        }
+        if ms > MAX_HANDOFF_TIMEOUT_MS {
+            return Err("the handoff time limit must be at most 24 hours".into());
+        }
+        Ok(())
+    }
+
+    /// The handoff time limit in ms, within the accepted bounds even when the stored value
+    /// (from an older version, or edited by hand) is not.
+    pub fn handoff_timeout(&self) -> u64 {
+        self.handoff_timeout_ms
+            .clamp(MIN_HANDOFF_TIMEOUT_MS, MAX_HANDOFF_TIMEOUT_MS)
     }
 }
 

@@ -9,7 +9,7 @@ use crosscheck_opencode::{
     Event, MessageInfo, MessageWithParts, Part, PermissionRequest, Session, SessionStatus,
 };
 
-use crate::api_types::{Change, LinkKind, ReviewLink, SessionView, TranscriptPage};
+use crate::api_types::{Change, LinkKind, ReviewLink, SessionFailure, SessionView, TranscriptPage};
 use crate::metadata;
 
 /// One followed transcript: a window of the newest messages, oldest first.
@@ -161,6 +161,10 @@ pub struct Store {
     /// Pending permission requests: by session, then by request id.
     permissions: BTreeMap<String, BTreeMap<String, PermissionRequest>>,
     transcripts: HashMap<String, Transcript>,
+    /// The last up-front or turn error of each session, with the serial it was recorded under.
+    errors: HashMap<String, (u64, SessionFailure)>,
+    /// Counts recorded errors, so a waiter can tell an error newer than its prompt.
+    error_serial: u64,
 }
 
 impl Store {
@@ -305,6 +309,7 @@ impl Store {
         }
         self.transcripts
             .retain(|id, _| self.sessions.contains_key(id));
+        self.errors.retain(|id, _| self.sessions.contains_key(id));
         Change::SessionsReset {
             sessions: self.session_views(),
             statuses: self.statuses(),
@@ -326,6 +331,7 @@ impl Store {
         self.statuses.remove(id);
         self.permissions.remove(id);
         self.transcripts.remove(id);
+        self.errors.remove(id);
         Change::SessionRemoved {
             session_id: id.to_owned(),
         }
@@ -403,9 +409,11 @@ impl Store {
                 request_id,
                 ..
             } => self.resolve_permission(&session_id, &request_id),
+            Event::SessionError { session_id, error } => {
+                self.record_session_error(session_id?, error.as_ref())
+            }
             Event::ServerConnected
             | Event::Heartbeat
-            | Event::SessionError { .. }
             | Event::CommandExecuted { .. }
             | Event::Other(_) => None,
         }
@@ -415,6 +423,8 @@ impl Store {
         if status.is_idle() {
             self.statuses.remove(&session_id);
         } else {
+            // A new turn runs: the previous turn's error no longer describes the session.
+            self.errors.remove(&session_id);
             self.statuses.insert(session_id.clone(), status.clone());
         }
         Change::Status { session_id, status }
@@ -455,6 +465,56 @@ impl Store {
             .map(|s| self.view(s))
             .filter(|v| v.link.as_ref().is_some_and(|l| l.other_session_id == id))
             .collect()
+    }
+}
+
+// ---- session errors (`session.error`) -------------------------------------------------------
+
+impl Store {
+    /// The last error a session's turn failed with, until its next turn starts.
+    pub fn session_error(&self, id: &str) -> Option<&SessionFailure> {
+        self.errors.get(id).map(|(_, e)| e)
+    }
+
+    /// The serial of the session's last recorded error (0 when none): an error recorded after
+    /// a prompt was sent has a larger serial than this had before sending.
+    pub fn session_error_serial(&self, id: &str) -> u64 {
+        self.errors.get(id).map_or(0, |(serial, _)| *serial)
+    }
+
+    /// Every session's last error.
+    pub fn session_errors(&self) -> BTreeMap<String, SessionFailure> {
+        self.errors
+            .iter()
+            .map(|(id, (_, e))| (id.clone(), e.clone()))
+            .collect()
+    }
+
+    /// Keeps the error of a `session.error` event and returns the change for the UI. The
+    /// server sends an up-front failure twice (the second time with a stack trace): the repeat
+    /// is no change. An abort is the user's own doing, not an error to show.
+    fn record_session_error(
+        &mut self,
+        session_id: String,
+        error: Option<&serde_json::Value>,
+    ) -> Option<Change> {
+        let failure = SessionFailure::from_server(error);
+        if failure.name == "MessageAbortedError" {
+            return None;
+        }
+        if let Some((_, known)) = self.errors.get(&session_id)
+            && known.name == failure.name
+            && failure.message.contains(known.message.as_str())
+        {
+            return None;
+        }
+        self.error_serial += 1;
+        self.errors
+            .insert(session_id.clone(), (self.error_serial, failure.clone()));
+        Some(Change::SessionError {
+            session_id,
+            error: failure,
+        })
     }
 }
 

@@ -7,6 +7,7 @@ import type { Notice } from "./Notice";
 import type { Part } from "./Part";
 import type { PermissionRequest } from "./PermissionRequest";
 import type { ReviewProgress } from "./ReviewProgress";
+import type { SessionFailure } from "./SessionFailure";
 import type { SessionStatus } from "./SessionStatus";
 import type { SessionView } from "./SessionView";
 import type { Settings } from "./Settings";
@@ -140,7 +141,15 @@ entries: Array<LedgerEntry>, } | { "type": "review",
 /**
  * Its progress.
  */
-review: ReviewProgress, } | { "type": "notice", 
+review: ReviewProgress, } | { "type": "sessionError", 
+/**
+ * Session.
+ */
+sessionId: string, 
+/**
+ * The error.
+ */
+error: SessionFailure, } | { "type": "notice", 
 /**
  * The notice.
  */

@@ -2,6 +2,7 @@
 import type { Connection } from "./Connection";
 import type { FlowState } from "./FlowState";
 import type { PermissionRequest } from "./PermissionRequest";
+import type { SessionFailure } from "./SessionFailure";
 import type { SessionStatus } from "./SessionStatus";
 import type { SessionView } from "./SessionView";
 import type { Settings } from "./Settings";
@@ -46,4 +47,8 @@ activeTab?: string,
 /**
  * Flows running or recently ended.
  */
-flows: Array<FlowState>, };
+flows: Array<FlowState>, 
+/**
+ * The last error of sessions whose last turn failed.
+ */
+sessionErrors: { [key in string]?: SessionFailure }, };

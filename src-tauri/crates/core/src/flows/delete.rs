@@ -2,11 +2,11 @@
 //! original first (no delete when that fails), and put back if the delete itself fails.
 //! Deleting an original never fails because of review clean-up.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use crate::core::Core;
 use crate::error::{Error, Result};
-use crate::metadata::{
-    get_original_session_id, with_review_session_link, without_review_session_link,
-};
+use crate::metadata::{get_original_session_id, link_review_session, without_review_session_link};
 
 use super::patch::patch_session_metadata;
 
@@ -23,13 +23,16 @@ pub async fn delete_session(core: &Core, session_id: &str) -> Result<()> {
     };
     let mut unlinked_original: Option<String> = None;
     if let Some(original_id) = get_original_session_id(&session) {
-        let mut removed = false;
+        let removed = AtomicBool::new(false);
         let cleaned = patch_session_metadata(core, original_id, |m| {
             let next = without_review_session_link(m, session_id);
-            removed = next.is_some();
+            if next.is_some() {
+                removed.store(true, Ordering::Relaxed);
+            }
             next
         })
         .await;
+        let removed = removed.load(Ordering::Relaxed);
         match cleaned {
             Ok(_) => {
                 if removed {
@@ -50,10 +53,9 @@ pub async fn delete_session(core: &Core, session_id: &str) -> Result<()> {
             let Some(original_id) = unlinked_original else {
                 return Err(delete_error.into());
             };
-            let restored = patch_session_metadata(core, &original_id, |m| {
-                Some(with_review_session_link(m, session_id))
-            })
-            .await;
+            let restored =
+                patch_session_metadata(core, &original_id, |m| link_review_session(m, session_id))
+                    .await;
             match restored {
                 Ok(_) => Err(delete_error.into()),
                 Err(e) => Err(Error::ReviewLinkFailed(format!(

@@ -1,37 +1,38 @@
 //! The review handoff: ask the implementing session for a handoff (visible request plus
 //! hidden instructions), wait on the event stream for that turn to complete, then create or
 //! reuse the one review session linked to it, send it the review prompt, and open its tab.
+//!
+//! The wait ends at once when the turn fails (also up front, with only a `session.error`), when
+//! the implementing session is deleted, on Cancel, and at the time limit (which aborts the
+//! turn, as Cancel does). A Cancel is honoured between every step, up to sending the review.
 
-use crosscheck_opencode::{CreateSession, ModelRef, PromptRequest, Session, TextPartInput, ids};
+use std::panic::AssertUnwindSafe;
+
+use crosscheck_opencode::{ModelRef, PromptRequest, Session, TextPartInput, ids};
+use futures_util::FutureExt;
 use tokio::sync::{broadcast, watch};
 
-use super::patch::patch_session_metadata;
-use super::{FlowState, FlowStep, now_ms};
+use super::reply::{interrupted, reply_outcome};
+use super::review_link::create_or_reuse_review_session;
+use super::{FlowState, FlowStep, Started, now_ms};
 use crate::api_types::{Change, ModelChoice, NoticeLevel};
 use crate::core::Core;
 use crate::error::{Error, Result};
-use crate::metadata::{
-    get_review_session_id, is_review_session, with_review_session_link, with_review_session_marker,
-    without_any_review_session_link,
-};
 use crate::prompts;
 use crate::settings::Tab;
-use crate::store::assistant_text;
 
 /// How often progress (streamed characters) is pushed while waiting, at most.
 const PROGRESS_EVERY_MS: i64 = 250;
 
-/// Starts a handoff flow in the background; returns its first state.
+/// Starts a handoff flow in the background; returns its first state, or the state of the
+/// session's flow that already runs.
 pub fn start(
     core: &Core,
     session_id: &str,
     choice: Option<ModelChoice>,
     reviewer: Option<ModelChoice>,
 ) -> Result<FlowState> {
-    if let Some(running) = core.flows().running_for(session_id) {
-        return Ok(running);
-    }
-    let state = FlowState {
+    let started = core.flows().start_or_running(session_id, || FlowState {
         id: ids::ascending("flw"),
         session_id: session_id.to_owned(),
         review_session_id: None,
@@ -42,8 +43,11 @@ pub fn start(
         error: None,
         reused: false,
         ended: false,
+    });
+    let (state, cancel) = match started {
+        Started::Running(running) => return Ok(running),
+        Started::New(state, cancel) => (state, cancel),
     };
-    let cancel = core.flows().insert(state.clone());
     core.emit(Change::Flow {
         flow: state.clone(),
     });
@@ -53,10 +57,29 @@ pub fn start(
         cancel,
     };
     core.push_task(tokio::spawn(async move {
-        let outcome = flow.run(choice, reviewer).await;
+        let outcome = supervised(flow.run(choice, reviewer)).await;
         flow.finish(outcome);
     }));
     Ok(state)
+}
+
+/// Runs a flow's work, turning a panic into an error so the flow still ends (and does not
+/// block its session's next handoff).
+pub(crate) async fn supervised(work: impl std::future::Future<Output = Result<()>>) -> Result<()> {
+    match AssertUnwindSafe(work).catch_unwind().await {
+        Ok(outcome) => outcome,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            tracing::error!("a flow panicked: {what}");
+            Err(Error::Internal(format!(
+                "the flow stopped unexpectedly: {what}"
+            )))
+        }
+    }
 }
 
 struct Flow {
@@ -77,6 +100,14 @@ impl Flow {
         self.core.emit(Change::Flow {
             flow: self.state.clone(),
         });
+    }
+
+    /// Ends the flow with `Cancelled` when a Cancel came in since the last step.
+    fn check_cancel(&self) -> Result<()> {
+        if *self.cancel.borrow() {
+            return Err(Error::Cancelled);
+        }
+        Ok(())
     }
 
     fn finish(&mut self, outcome: Result<()>) {
@@ -126,6 +157,7 @@ impl Flow {
 
         // Follow the transcript so the reply lands in the store; subscribe before sending.
         let _follow = Follow::new(&core, &original.id).await?;
+        self.check_cancel()?;
         let mut changes = core.subscribe();
         let handoff_id = ids::message_id();
         let registry = core
@@ -136,6 +168,8 @@ impl Flow {
             .clone();
         let visible = registry.render(prompts::REVIEW_HANDOFF_VISIBLE, &[])?;
         let instructions = registry.render(prompts::REVIEW_HANDOFF_INSTRUCTIONS, &[])?;
+        // An error recorded after this one belongs to the turn about to start.
+        let errors_before = core.read_store(|s, _| s.session_error_serial(&original.id));
         client
             .prompt_async(
                 &original.id,
@@ -152,21 +186,24 @@ impl Flow {
             )
             .await?;
 
-        let timeout_ms = core.settings().handoff_timeout_ms;
+        let timeout_ms = core.settings().handoff_timeout();
         self.state.deadline = Some(now_ms() + timeout_ms as i64);
         self.step(FlowStep::WaitingForHandoff);
         let handoff = self
-            .wait_for_reply(&mut changes, &handoff_id, timeout_ms)
+            .wait_for_reply(&mut changes, &handoff_id, errors_before, timeout_ms)
             .await?;
 
+        self.check_cancel()?;
         self.step(FlowStep::PreparingReviewSession);
         let (review, reused) = create_or_reuse_review_session(&core, &original.id).await?;
         self.state.review_session_id = Some(review.id.clone());
         self.state.reused = reused;
+        self.check_cancel()?;
         self.step(FlowStep::SendingReview);
 
         let prompt = registry.render(prompts::REVIEW_SESSION_VISIBLE, &[("handoff", &handoff)])?;
         let reviewer = reviewer.unwrap_or(choice);
+        self.check_cancel()?;
         client
             .prompt_async(
                 &review.id,
@@ -186,11 +223,21 @@ impl Flow {
         Ok(())
     }
 
+    /// Aborts the implementer's running turn (on Cancel and on time-out).
+    async fn abort_turn(&self) {
+        if let Ok(client) = self.core.client()
+            && let Err(e) = client.abort(&self.state.session_id).await
+        {
+            tracing::warn!(flow = %self.state.id, "could not abort the handoff turn: {e}");
+        }
+    }
+
     /// Waits, driven by the change stream, for the assistant reply to `message_id` to complete.
     async fn wait_for_reply(
         &mut self,
         changes: &mut broadcast::Receiver<crate::api_types::Stamped>,
         message_id: &str,
+        errors_before: u64,
         timeout_ms: u64,
     ) -> Result<String> {
         let session_id = self.state.session_id.clone();
@@ -200,12 +247,24 @@ impl Flow {
         // every session.
         let mut recheck = true;
         loop {
-            if recheck
-                && let Some(outcome) = self
+            if recheck {
+                match self
                     .core
-                    .read_store(|s, _| reply_outcome(s, &session_id, message_id))
-            {
-                return outcome;
+                    .read_store(|s, _| turn_state(s, &session_id, message_id, errors_before))
+                {
+                    TurnState::Running => {}
+                    TurnState::Ended(outcome) => return outcome,
+                    TurnState::Unlisted => {
+                        // Removed, or missing from a reloaded list: ask the server. Only its
+                        // "not found" ends the flow; when it cannot tell now, keep waiting.
+                        if let Err(Error::SessionNotFound(_)) = self.core.session(&session_id).await
+                        {
+                            return Err(Error::HandoffFailed(
+                                "the implementing session was deleted".into(),
+                            ));
+                        }
+                    }
+                }
             }
             tokio::select! {
                 received = changes.recv() => match received {
@@ -231,11 +290,12 @@ impl Flow {
                     Err(broadcast::error::RecvError::Lagged(_)) => recheck = true,
                     Err(broadcast::error::RecvError::Closed) => return Err(Error::Internal("change stream closed".into())),
                 },
-                _ = tokio::time::sleep_until(deadline) => return Err(Error::HandoffTimeout(timeout_ms / 1000)),
+                _ = tokio::time::sleep_until(deadline) => {
+                    self.abort_turn().await;
+                    return Err(Error::HandoffTimeout(timeout_ms / 1000));
+                }
                 _ = self.cancel.changed() => {
-                    if let Ok(client) = self.core.client() {
-                        let _ = client.abort(&session_id).await;
-                    }
+                    self.abort_turn().await;
                     return Err(Error::Cancelled);
                 }
             }
@@ -243,83 +303,51 @@ impl Flow {
     }
 }
 
-/// Whether a change can end a turn of `session_id` (a status, a message or part snapshot, or
-/// a reload); streamed deltas cannot.
+/// Where the awaited turn is, as the store says.
+enum TurnState {
+    Running,
+    Ended(Result<String>),
+    /// The session is not in the store's list (a reload did not list it).
+    Unlisted,
+}
+
+fn turn_state(
+    store: &crate::store::Store,
+    session_id: &str,
+    message_id: &str,
+    errors_before: u64,
+) -> TurnState {
+    if store.session(session_id).is_none() {
+        return TurnState::Unlisted;
+    }
+    if store.session_error_serial(session_id) > errors_before
+        && let Some(error) = store.session_error(session_id)
+    {
+        return TurnState::Ended(Err(Error::HandoffFailed(error.message.clone())));
+    }
+    match reply_outcome(store, session_id, message_id) {
+        Some(outcome) => TurnState::Ended(outcome),
+        None => TurnState::Running,
+    }
+}
+
+/// Whether a change can end a turn of `session_id` (a status, a message or part snapshot, an
+/// error, the session's removal, or a reload); streamed deltas cannot.
 fn may_end_turn(change: &Change, session_id: &str) -> bool {
     match change {
         Change::Status {
             session_id: sid, ..
-        } => sid == session_id,
+        }
+        | Change::SessionError {
+            session_id: sid, ..
+        }
+        | Change::SessionRemoved { session_id: sid } => sid == session_id,
         Change::MessageUpserted { info } => info.session_id == session_id,
         Change::PartUpserted { part } => part.session_id == session_id,
         Change::TranscriptReset { page } => page.session_id == session_id,
         Change::SessionsReset { .. } => true,
         _ => false,
     }
-}
-
-/// Whether the turn answering `message_id` has ended, and how: `None` while it runs.
-/// It has ended when the session is idle and an assistant message answering it is complete.
-pub(crate) fn reply_outcome(
-    store: &crate::store::Store,
-    session_id: &str,
-    message_id: &str,
-) -> Option<Result<String>> {
-    let transcript = store.transcript(session_id)?;
-    let replies: Vec<_> = transcript
-        .messages()
-        .iter()
-        .rev()
-        .take_while(|m| {
-            m.info.id.as_str() > message_id || m.info.parent_id.as_deref() == Some(message_id)
-        })
-        .filter(|m| m.info.role == "assistant" && m.info.parent_id.as_deref() == Some(message_id))
-        .collect();
-    if let Some(failed) = replies.iter().find(|m| m.info.error.is_some()) {
-        let error = failed.info.error.as_ref()?;
-        let name = error
-            .get("name")
-            .and_then(|v| v.as_str())
-            .unwrap_or_default();
-        if name == "MessageAbortedError" {
-            return Some(Err(Error::HandoffAborted));
-        }
-        let message = error
-            .get("data")
-            .and_then(|d| d.get("message"))
-            .and_then(|v| v.as_str())
-            .unwrap_or(if name.is_empty() {
-                "unknown error"
-            } else {
-                name
-            });
-        return Some(Err(Error::HandoffFailed(message.to_owned())));
-    }
-    let newest = replies.first()?;
-    if !newest.info.is_completed_assistant() || !store.status(session_id).is_idle() {
-        return None;
-    }
-    let text = replies
-        .iter()
-        .map(|m| assistant_text(m))
-        .find(|t| !t.is_empty());
-    Some(text.ok_or(Error::NoAssistantText))
-}
-
-/// After its transcript was reloaded: whether the turn answering `message_id` was cut off (the server restarted
-/// mid-turn, so its reply will never complete while the session reads idle).
-fn interrupted(store: &crate::store::Store, session_id: &str, message_id: &str) -> bool {
-    if !store.status(session_id).is_idle() {
-        return false;
-    }
-    let Some(t) = store.transcript(session_id) else {
-        return false;
-    };
-    t.messages()
-        .iter()
-        .rev()
-        .find(|m| m.info.role == "assistant" && m.info.parent_id.as_deref() == Some(message_id))
-        .is_some_and(|m| !m.info.is_completed_assistant())
 }
 
 /// Keeps a transcript followed for the life of the guard.
@@ -379,50 +407,4 @@ pub(crate) fn current_choice(core: &Core, session: &Session) -> ModelChoice {
             .and_then(|m| m.variant.clone())
             .filter(|v| v != "default"),
     })
-}
-
-/// Finds the original's review session, reusing it when it still exists, clearing a stale link
-/// and creating a fresh one otherwise. A new session is removed again if linking fails.
-pub async fn create_or_reuse_review_session(
-    core: &Core,
-    original_id: &str,
-) -> Result<(Session, bool)> {
-    let client = core.client()?;
-    let original = core.session(original_id).await?;
-    if let Some(review_id) = get_review_session_id(&original) {
-        match core.session(review_id).await {
-            Ok(review) if is_review_session(&review) => return Ok((review, true)),
-            Ok(_) | Err(Error::SessionNotFound(_)) => {
-                patch_session_metadata(core, original_id, without_any_review_session_link).await?;
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    let review = client
-        .create_session(
-            &original.directory,
-            &CreateSession {
-                title: Some(format!("Review: {}", original.title)),
-                parent_id: None,
-                metadata: Some(with_review_session_marker(None, original_id)),
-            },
-        )
-        .await?;
-    core.with_store(|s| ((), Some(s.upsert_session(review.clone()))));
-    let linked = patch_session_metadata(core, original_id, |m| {
-        Some(with_review_session_link(m, &review.id))
-    })
-    .await;
-    if let Err(link_error) = linked {
-        let cleanup = client.delete_session(&review.id).await;
-        if cleanup.is_ok() {
-            core.with_store(|s| ((), Some(s.remove_session(&review.id))));
-        }
-        let detail = match cleanup {
-            Ok(()) => link_error.to_string(),
-            Err(e) => format!("{link_error}; removing the new review session also failed: {e}"),
-        };
-        return Err(Error::ReviewLinkFailed(detail));
-    }
-    Ok((review, false))
 }

@@ -60,12 +60,22 @@ pub mod cold_review;
 pub mod delete;
 pub mod handoff;
 pub mod patch;
+pub mod reply;
+pub mod review_link;
 pub mod transfer;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
 use tokio::sync::watch;
+
+/// What [`FlowRegistry::start_or_running`] did.
+pub enum Started {
+    /// The session already had this running flow.
+    Running(FlowState),
+    /// A new flow was registered; its task watches the receiver for cancellation.
+    New(FlowState, watch::Receiver<bool>),
+}
 
 /// Running and recently ended flows, with a cancel switch for each running one.
 #[derive(Default)]
@@ -80,10 +90,18 @@ impl FlowRegistry {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Registers a flow; returns the receiver its task watches for cancellation.
-    pub fn insert(&self, state: FlowState) -> watch::Receiver<bool> {
-        let (tx, rx) = watch::channel(false);
+    /// The session's running flow, or a new one from `make`, registered under the same lock
+    /// as the check so two starts at once never make two flows.
+    pub fn start_or_running(&self, session_id: &str, make: impl FnOnce() -> FlowState) -> Started {
         let mut flows = self.lock();
+        if let Some((running, _)) = flows
+            .values()
+            .find(|(s, _)| s.session_id == session_id && !s.step.is_final())
+        {
+            return Started::Running(running.clone());
+        }
+        let state = make();
+        let (tx, rx) = watch::channel(false);
         // Keep the list short: drop ended flows beyond the newest 20.
         let mut ended: Vec<(String, i64)> = flows
             .iter()
@@ -96,8 +114,13 @@ impl FlowRegistry {
                 flows.remove(id);
             }
         }
-        flows.insert(state.id.clone(), (state, tx));
-        rx
+        flows.insert(state.id.clone(), (state.clone(), tx));
+        Started::New(state, rx)
+    }
+
+    /// A flow's current state.
+    pub fn state(&self, id: &str) -> Option<FlowState> {
+        self.lock().get(id).map(|(s, _)| s.clone())
     }
 
     /// Updates a flow's state.
@@ -148,6 +171,30 @@ impl FlowStep {
         )
     }
 }
+
+/// Asks flow `id` to stop and waits for it to end; true when it ended as cancelled (false when
+/// it was unknown, had ended already, or finished its last step before it saw the request).
+pub async fn cancel(core: &crate::core::Core, id: &str) -> bool {
+    let mut changes = core.subscribe();
+    if !core.flows().cancel(id) {
+        return false;
+    }
+    let limit = tokio::time::Instant::now() + CANCEL_WAIT;
+    loop {
+        if let Some(state) = core.flows().state(id)
+            && state.step.is_final()
+        {
+            return state.step == FlowStep::Cancelled;
+        }
+        match tokio::time::timeout_at(limit, changes.recv()).await {
+            Ok(Ok(_)) | Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {}
+            Ok(Err(tokio::sync::broadcast::error::RecvError::Closed)) | Err(_) => return false,
+        }
+    }
+}
+
+/// How long [`cancel`] waits for a flow to notice.
+const CANCEL_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Milliseconds since the epoch.
 pub(crate) fn now_ms() -> i64 {

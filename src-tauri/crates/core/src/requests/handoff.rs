@@ -51,9 +51,10 @@ pub async fn start(core: &Core, req: StartHandoffReview) -> Result<FlowState> {
     flows::handoff::start(core, &req.session_id, req.choice, req.reviewer)
 }
 
-/// Asks a flow to stop; false when it is unknown or already ended.
+/// Asks a flow to stop and waits for it: true when it ended as cancelled, false when it was
+/// unknown, had ended, or finished its last step before it saw the request.
 pub async fn cancel(core: &Core, req: CancelFlow) -> Result<bool> {
-    Ok(core.flows().cancel(&req.flow_id))
+    Ok(flows::cancel(core, &req.flow_id).await)
 }
 
 /// Sends the message's text to the linked session in the agreed words.

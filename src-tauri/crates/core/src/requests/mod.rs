@@ -134,7 +134,7 @@ requests! {
         ResetPrompt(ResetPrompt) => PromptTemplate = prompts::reset;
         /// Starts the review handoff for a session (or answers the one already running).
         StartHandoffReview(StartHandoffReview) => FlowState = handoff::start;
-        /// Cancels a running flow; answers whether it was running.
+        /// Cancels a running flow and waits for it to stop; answers whether it ended cancelled.
         CancelFlow(CancelFlow) => bool = handoff::cancel;
         /// Sends an assistant message's text to the linked session.
         Transfer(Transfer) => TransferResult = handoff::transfer;

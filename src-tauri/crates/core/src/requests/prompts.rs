@@ -32,9 +32,12 @@ pub async fn list(core: &Core) -> Result<Vec<PromptTemplate>> {
     Ok(core.prompts().list())
 }
 
-/// Overrides a template.
+/// Overrides a template; one that drops a placeholder of its default, or uses one the flow
+/// never fills, is refused naming it.
 pub async fn set(core: &Core, req: SetPrompt) -> Result<PromptTemplate> {
-    core.set_prompt(&known(&req.name)?, Some(req.template))
+    let name = known(&req.name)?;
+    crate::prompts::check_template(&name, &req.template).map_err(Error::InvalidRequest)?;
+    core.set_prompt(&name, Some(req.template))
 }
 
 /// Goes back to a template's default.

@@ -10,9 +10,6 @@ use crate::db::SavedTabs;
 use crate::error::{Error, Result};
 use crate::settings::{Settings, Tab};
 
-/// Shortest handoff time limit a user may set (10 s).
-pub const MIN_HANDOFF_TIMEOUT_MS: u64 = 10_000;
-
 /// Fields of [`Request::SetSettings`](super::Request::SetSettings).
 #[derive(Debug, Clone, Deserialize, Serialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -63,11 +60,7 @@ pub struct MoveTab {
 /// Saves settings and pushes them to every window.
 pub async fn set_settings(core: &Core, req: SetSettings) -> Result<Settings> {
     let settings = req.settings;
-    if settings.handoff_timeout_ms < MIN_HANDOFF_TIMEOUT_MS {
-        return Err(Error::InvalidRequest(
-            "the handoff time limit must be at least 10 seconds".into(),
-        ));
-    }
+    settings.validate().map_err(Error::InvalidRequest)?;
     core.save_settings(settings.clone())?;
     Ok(settings)
 }

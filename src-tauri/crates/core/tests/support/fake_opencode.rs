@@ -41,6 +41,19 @@ pub enum End {
     Aborted,
     /// Runs until `POST /session/:id/abort` or [`FakeOpencode::finish_silently`].
     Hang,
+    /// Fails before any assistant message, as the real server does for a model it does not
+    /// have: busy, `session.error`, idle, `session.idle`, then `session.error` again with a
+    /// stack trace in its message.
+    UpFront(Value),
+    /// One assistant message per step (a tool call between them), each answering the prompt;
+    /// with `after`, an automatic compaction follows the `before` steps (compaction request,
+    /// summary, synthetic continue message) and the `after` steps answer the continuation.
+    Steps {
+        /// Step texts before any compaction.
+        before: Vec<String>,
+        /// Step texts after an automatic compaction, if one happens.
+        after: Option<Vec<String>>,
+    },
 }
 
 /// The scripted answer to one prompt.
@@ -76,6 +89,39 @@ impl Reply {
             text: String::new(),
             delay: Duration::ZERO,
             end: End::Error(error),
+        }
+    }
+
+    /// A turn that fails up front with `{"name":"UnknownError","data":{"message":message}}`.
+    pub fn fails_up_front(message: &str) -> Self {
+        Self {
+            text: String::new(),
+            delay: Duration::ZERO,
+            end: End::UpFront(json!({"name": "UnknownError", "data": {"message": message}})),
+        }
+    }
+
+    /// A turn of several steps, one assistant message each.
+    pub fn steps(steps: &[&str]) -> Self {
+        Self {
+            text: String::new(),
+            delay: Duration::ZERO,
+            end: End::Steps {
+                before: steps.iter().map(|s| (*s).to_owned()).collect(),
+                after: None,
+            },
+        }
+    }
+
+    /// A turn compacted automatically between `before` and `after` steps.
+    pub fn compacted(before: &[&str], after: &[&str]) -> Self {
+        Self {
+            text: String::new(),
+            delay: Duration::ZERO,
+            end: End::Steps {
+                before: before.iter().map(|s| (*s).to_owned()).collect(),
+                after: Some(after.iter().map(|s| (*s).to_owned()).collect()),
+            },
         }
     }
 
@@ -134,6 +180,9 @@ enum Action {
     Silent,
 }
 
+/// A one-shot action run after a response.
+type Hook = Box<dyn FnOnce() + Send>;
+
 /// The fake's whole state.
 #[derive(Default)]
 pub struct FakeState {
@@ -162,6 +211,13 @@ pub struct FakeState {
     streams_blocked: bool,
     running: HashMap<String, oneshot::Sender<Action>>,
     turn_locks: HashMap<String, Arc<tokio::sync::Mutex<()>>>,
+    /// How far the server's clock is behind the real one (its message ids and times).
+    clock_behind_ms: i64,
+    id_counter: u64,
+    /// Extra time (real time) some routes take before they are handled.
+    route_delays: HashMap<String, Duration>,
+    /// One-shot actions run right after a route for a session was answered.
+    after_hooks: Vec<(String, String, Hook)>,
 }
 
 impl FakeState {
@@ -191,6 +247,19 @@ impl FakeState {
             Some(p) => *p = part,
             None => message.parts.push(part),
         }
+    }
+
+    /// Now, by the server's clock.
+    fn server_now(&self) -> i64 {
+        now_ms() - self.clock_behind_ms
+    }
+
+    /// A message id the way the server makes them, from its own clock.
+    fn server_message_id(&mut self) -> String {
+        self.id_counter = (self.id_counter + 1) % 0x1000;
+        let value = (self.server_now() as u64 * 0x1000 + self.id_counter) & ((1 << 48) - 1);
+        let random: String = ids::part_id().chars().rev().take(14).collect();
+        format!("msg_{value:012x}{random}")
     }
 
     /// The stored messages of a session (empty when none).
@@ -466,6 +535,35 @@ impl FakeOpencode {
         .await;
     }
 
+    /// Puts the server's clock `behind` the real one: the ids and times of the messages it makes
+    /// from now on are that much older.
+    pub fn set_clock_behind(&self, behind: Duration) {
+        self.shared.lock().clock_behind_ms = behind.as_millis() as i64;
+    }
+
+    /// Makes every request to `route` (e.g. `POST /session`) wait `delay` of real time first.
+    pub fn delay_route(&self, route: &str, delay: Duration) {
+        self.shared
+            .lock()
+            .route_delays
+            .insert(route.to_owned(), delay);
+    }
+
+    /// Runs `action` once, right after the fake answered `route` for `session_id` (the answer is
+    /// on its way, the client has not read it yet).
+    pub fn after_response(
+        &self,
+        route: &str,
+        session_id: &str,
+        action: impl FnOnce() + Send + 'static,
+    ) {
+        self.shared.lock().after_hooks.push((
+            route.to_owned(),
+            session_id.to_owned(),
+            Box::new(action),
+        ));
+    }
+
     /// Refuses (503) or accepts new event streams.
     pub fn block_event_streams(&self, blocked: bool) {
         self.shared.lock().streams_blocked = blocked;
@@ -560,6 +658,10 @@ async fn handle(
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned)
     });
+    let delay = shared.lock().route_delays.get(&route).copied();
+    if let Some(delay) = delay {
+        tokio::time::sleep(delay).await;
+    }
     let response = route_request(
         &shared,
         &route,
@@ -570,6 +672,17 @@ async fn handle(
     )
     .await;
     shared.lock().requests[index].status = response.status().as_u16();
+    let hooks: Vec<Hook> = {
+        let mut st = shared.lock();
+        let (run, keep) = std::mem::take(&mut st.after_hooks)
+            .into_iter()
+            .partition(|(r, id, _)| *r == route && session_id.as_deref() == Some(id.as_str()));
+        st.after_hooks = keep;
+        run.into_iter().map(|(_, _, f)| f).collect()
+    };
+    for hook in hooks {
+        hook();
+    }
     shared.bump();
     response
 }
@@ -1002,7 +1115,7 @@ async fn run_turn(shared: Arc<Shared>, sid: String, user_id: String, body: Value
                 }
             },
         };
-        let now = now_ms();
+        let now = st.server_now();
         let model = if body["model"].is_object() {
             body["model"].clone()
         } else {
@@ -1043,13 +1156,62 @@ async fn run_turn(shared: Arc<Shared>, sid: String, user_id: String, body: Value
             "session.status",
             json!({"sessionID": sid, "status": {"type": "busy"}}),
         );
+        if let End::UpFront(error) = &reply.end {
+            shared.emit(
+                &dir,
+                "session.error",
+                json!({"sessionID": sid, "error": error}),
+            );
+            st.statuses.remove(&sid);
+            shared.emit(
+                &dir,
+                "session.status",
+                json!({"sessionID": sid, "status": {"type": "idle"}}),
+            );
+            shared.emit(&dir, "session.idle", json!({"sessionID": sid}));
+            st.idle_emitted
+                .entry(sid.clone())
+                .or_default()
+                .push(Instant::now());
+            let mut traced = error.clone();
+            let message = error["data"]["message"].as_str().unwrap_or_default();
+            traced["data"]["message"] = json!(format!(
+                "ProviderModelNotFoundError: {message}\n    at SessionPrompt.getModel (/$bunfs/root/chunk.js:1:1)"
+            ));
+            shared.emit(
+                &dir,
+                "session.error",
+                json!({"sessionID": sid, "error": traced}),
+            );
+            *st.turns_done.entry(sid.clone()).or_default() += 1;
+            drop(st);
+            shared.bump();
+            return;
+        }
 
+        if let End::Steps { before, after } = &reply.end {
+            play_steps(
+                &shared,
+                &mut st,
+                &dir,
+                &sid,
+                &user_id,
+                &agent,
+                before,
+                after.as_deref(),
+            );
+            drop(st);
+            shared.bump();
+            return;
+        }
+        let assistant_id = st.server_message_id();
+        let assistant_created = st.server_now();
         let assistant = json!({
-            "id": ids::message_id(), "parentID": user_id, "role": "assistant", "mode": agent, "agent": agent,
+            "id": assistant_id, "parentID": user_id, "role": "assistant", "mode": agent, "agent": agent,
             "path": {"cwd": dir, "root": dir}, "cost": 0,
             "tokens": {"input": 0, "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}},
             "modelID": model["modelID"], "providerID": model["providerID"],
-            "time": {"created": now_ms()}, "sessionID": sid,
+            "time": {"created": assistant_created}, "sessionID": sid,
         });
         st.put_info(&sid, assistant.clone());
         shared.emit(
@@ -1180,4 +1342,124 @@ async fn run_turn(shared: Arc<Shared>, sid: String, user_id: String, body: Value
     *st.turns_done.entry(sid.clone()).or_default() += 1;
     drop(st);
     shared.bump();
+}
+
+/// The messages of a turn of several steps (and an automatic compaction, with `after`), then
+/// idle; see [`End::Steps`].
+#[allow(clippy::too_many_arguments)]
+fn play_steps(
+    shared: &Shared,
+    st: &mut FakeState,
+    dir: &str,
+    sid: &str,
+    user_id: &str,
+    agent: &str,
+    before: &[String],
+    after: Option<&[String]>,
+) {
+    let answer = |st: &mut FakeState, parent: &str, text: &str, reason: &str, summary: bool| {
+        let id = st.server_message_id();
+        let mut info = json!({
+            "id": id, "parentID": parent, "role": "assistant", "mode": agent, "agent": agent,
+            "path": {"cwd": dir, "root": dir}, "cost": 0,
+            "tokens": {"input": 0, "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}},
+            "modelID": "fake-model", "providerID": "fake",
+            "time": {"created": st.server_now()}, "sessionID": sid,
+        });
+        if summary {
+            info["summary"] = json!(true);
+            info["mode"] = json!("compaction");
+        }
+        st.put_info(sid, info.clone());
+        shared.emit(
+            dir,
+            "message.updated",
+            json!({"sessionID": sid, "info": info}),
+        );
+        let mut parts = vec![
+            json!({"id": ids::part_id(), "messageID": id, "sessionID": sid, "type": "step-start"}),
+        ];
+        parts.push(json!({"id": ids::part_id(), "messageID": id, "sessionID": sid, "type": "text", "text": text}));
+        if reason == "tool-calls" {
+            parts.push(json!({"id": ids::part_id(), "messageID": id, "sessionID": sid, "type": "tool", "tool": "read", "callID": format!("call_{id}"), "state": {"status": "completed", "input": {}, "output": "ok"}}));
+        }
+        parts.push(json!({"id": ids::part_id(), "messageID": id, "sessionID": sid, "type": "step-finish", "reason": reason}));
+        for part in parts {
+            st.put_part(sid, part.clone());
+            shared.emit(
+                dir,
+                "message.part.updated",
+                json!({"sessionID": sid, "part": part, "time": now_ms()}),
+            );
+        }
+        info["time"]["completed"] = json!(st.server_now());
+        info["finish"] = json!(reason);
+        st.put_info(sid, info.clone());
+        shared.emit(
+            dir,
+            "message.updated",
+            json!({"sessionID": sid, "info": info}),
+        );
+    };
+    let user = |st: &mut FakeState, part: Value| -> String {
+        let id = st.server_message_id();
+        let info = json!({"id": id, "sessionID": sid, "role": "user", "time": {"created": st.server_now()}, "agent": agent, "model": {"providerID": "fake", "modelID": "fake-model"}});
+        st.put_info(sid, info.clone());
+        shared.emit(
+            dir,
+            "message.updated",
+            json!({"sessionID": sid, "info": info}),
+        );
+        let mut part = part;
+        part["id"] = json!(ids::part_id());
+        part["sessionID"] = json!(sid);
+        part["messageID"] = json!(id);
+        st.put_part(sid, part.clone());
+        shared.emit(
+            dir,
+            "message.part.updated",
+            json!({"sessionID": sid, "part": part, "time": now_ms()}),
+        );
+        id
+    };
+    let last_before = before.len().saturating_sub(1);
+    for (i, text) in before.iter().enumerate() {
+        let reason = if i == last_before && after.is_none() {
+            "stop"
+        } else {
+            "tool-calls"
+        };
+        answer(st, user_id, text, reason, false);
+    }
+    if let Some(after) = after {
+        let compaction = user(st, json!({"type": "compaction", "auto": true}));
+        answer(
+            st,
+            &compaction,
+            "SUMMARY OF THE CONVERSATION SO FAR",
+            "stop",
+            true,
+        );
+        let resume = user(
+            st,
+            json!({"type": "text", "synthetic": true, "text": "Continue if you have next steps, or stop and ask for clarification if you are unsure how to proceed."}),
+        );
+        let last = after.len().saturating_sub(1);
+        for (i, text) in after.iter().enumerate() {
+            let reason = if i == last { "stop" } else { "tool-calls" };
+            answer(st, &resume, text, reason, false);
+        }
+    }
+    st.statuses.remove(sid);
+    shared.emit(
+        dir,
+        "session.status",
+        json!({"sessionID": sid, "status": {"type": "idle"}}),
+    );
+    shared.emit(dir, "session.idle", json!({"sessionID": sid}));
+    st.idle_emitted
+        .entry(sid.to_owned())
+        .or_default()
+        .push(Instant::now());
+    *st.turns_done.entry(sid.to_owned()).or_default() += 1;
 }

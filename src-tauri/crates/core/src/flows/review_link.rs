@@ -1,0 +1,143 @@
+//! Finding or creating the one review session of an original session, safe against other
+//! clients (another Crosscheck process, OpenChamber) doing the same at the same moment.
+//!
+//! A linked session is reused only when it exists and its marker names this original. Otherwise
+//! the stale link is cleared (only while it is still the id that was checked), a new review
+//! session is created and linked (a link someone else wrote meanwhile is never removed
+//! unchecked). Every link write is read back after
+//! it settled: when another client's link replaced ours, theirs is checked and, when it is a
+//! valid review session, ours is deleted again and theirs is used.
+
+use std::collections::HashSet;
+
+use crosscheck_opencode::{CreateSession, Session};
+
+use super::patch::{patch_session_metadata, settled, write_metadata};
+use crate::core::Core;
+use crate::error::{Error, Result};
+use crate::metadata::{
+    get_review_session_id, is_review_of, replace_review_session_link, with_review_session_marker,
+    without_review_session_link,
+};
+
+/// How many times the link is written before giving up on a session others keep relinking.
+const LINK_ATTEMPTS: usize = 4;
+
+/// The review session to use for `original_id` and whether it was reused (an existing one, or
+/// the one another client linked first).
+pub async fn create_or_reuse_review_session(
+    core: &Core,
+    original_id: &str,
+) -> Result<(Session, bool)> {
+    let original = core.session(original_id).await?;
+    let mut stale: HashSet<String> = HashSet::new();
+    if let Some(linked) = get_review_session_id(&original) {
+        match valid_review(core, linked, original_id).await? {
+            Some(review) => return Ok((review, true)),
+            None => {
+                // Clear the stale link first (the seed's order: clear, create, link), and only
+                // while it is still the one checked.
+                patch_session_metadata(core, original_id, |m| {
+                    without_review_session_link(m, linked)
+                })
+                .await?;
+                stale.insert(linked.to_owned());
+            }
+        }
+    }
+    let review = core
+        .client()?
+        .create_session(
+            &original.directory,
+            &CreateSession {
+                title: Some(format!("Review: {}", original.title)),
+                parent_id: None,
+                metadata: Some(with_review_session_marker(None, original_id)),
+            },
+        )
+        .await?;
+    core.with_store(|s| ((), Some(s.upsert_session(review.clone()))));
+    match link(core, original_id, &review.id, stale).await {
+        Ok(Linked::Ours) => Ok((review, false)),
+        Ok(Linked::Theirs(winner)) => {
+            tracing::info!(
+                original = original_id,
+                "another client linked a review session first; using it"
+            );
+            remove_own(core, &review.id).await.map_err(|e| {
+                Error::ReviewLinkFailed(format!(
+                    "another client linked its review session first, and removing ours failed: {e}"
+                ))
+            })?;
+            Ok((*winner, true))
+        }
+        Err(link_error) => {
+            let detail = match remove_own(core, &review.id).await {
+                Ok(()) => link_error.to_string(),
+                Err(e) => {
+                    format!("{link_error}; removing the new review session also failed: {e}")
+                }
+            };
+            Err(Error::ReviewLinkFailed(detail))
+        }
+    }
+}
+
+/// Who holds the link in the end.
+enum Linked {
+    Ours,
+    Theirs(Box<Session>),
+}
+
+/// The session `id` when it is a review session of `original_id`; `None` when it is gone or is
+/// not one (a stale link).
+async fn valid_review(core: &Core, id: &str, original_id: &str) -> Result<Option<Session>> {
+    match core.session(id).await {
+        Ok(review) if is_review_of(&review, original_id) => Ok(Some(review)),
+        Ok(_) | Err(Error::SessionNotFound(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Links `mine` from the original unless another client's valid review session holds the link.
+/// `stale` holds links already checked and found invalid.
+async fn link(
+    core: &Core,
+    original_id: &str,
+    mine: &str,
+    mut stale: HashSet<String>,
+) -> Result<Linked> {
+    let _guard = core.metadata_locks().lock(original_id).await;
+    let mut original = core.session(original_id).await?;
+    for _ in 0..LINK_ATTEMPTS {
+        let current = get_review_session_id(&original).map(str::to_owned);
+        match current.as_deref() {
+            Some(id) if id == mine => return Ok(Linked::Ours),
+            Some(other) if !stale.contains(other) => {
+                if let Some(theirs) = valid_review(core, other, original_id).await? {
+                    return Ok(Linked::Theirs(Box::new(theirs)));
+                }
+                stale.insert(other.to_owned());
+            }
+            _ => {}
+        }
+        if let Some(next) =
+            replace_review_session_link(original.metadata.as_ref(), current.as_deref(), mine)
+        {
+            write_metadata(core, original_id, next).await?;
+        }
+        original = settled(core, original_id).await?;
+    }
+    Err(Error::MetadataConflict(original_id.to_owned()))
+}
+
+/// Deletes a review session this flow created and did not end up using.
+async fn remove_own(core: &Core, review_id: &str) -> Result<()> {
+    match core.client()?.delete_session(review_id).await {
+        Ok(()) | Err(crosscheck_opencode::Error::NotFound { .. }) => {
+            core.with_store(|s| ((), Some(s.remove_session(review_id))));
+            Ok(())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
