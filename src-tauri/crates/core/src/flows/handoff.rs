@@ -408,3 +408,56 @@ pub(crate) fn current_choice(core: &Core, session: &Session) -> ModelChoice {
             .filter(|v| v != "default"),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panicking_flow_ends_with_an_error() {
+        let outcome = supervised(async {
+            let parts: Vec<&str> = Vec::new();
+            // Index out of bounds, as a bug would.
+            let _ = parts[3];
+            Ok(())
+        })
+        .await;
+        let Err(Error::Internal(message)) = outcome else {
+            panic!("a panic must become an internal error: {outcome:?}");
+        };
+        assert!(message.contains("index out of bounds"), "{message}");
+        assert!(supervised(async { Ok(()) }).await.is_ok());
+    }
+
+    #[test]
+    fn a_flow_that_ended_does_not_block_the_next_start() {
+        let registry = super::super::FlowRegistry::default();
+        let state = |id: &str| FlowState {
+            id: id.into(),
+            session_id: "ses_a".into(),
+            review_session_id: None,
+            step: FlowStep::RequestingHandoff,
+            started_at: 1,
+            deadline: None,
+            streamed_chars: 0,
+            error: None,
+            reused: false,
+            ended: false,
+        };
+        let Started::New(mut first, _cancel) =
+            registry.start_or_running("ses_a", || state("flw_1"))
+        else {
+            panic!("the first start makes a flow");
+        };
+        assert!(matches!(
+            registry.start_or_running("ses_a", || state("flw_2")),
+            Started::Running(ref s) if s.id == "flw_1"
+        ));
+        first.step = FlowStep::Failed;
+        registry.update(&first);
+        assert!(matches!(
+            registry.start_or_running("ses_a", || state("flw_3")),
+            Started::New(ref s, _) if s.id == "flw_3"
+        ));
+    }
+}
