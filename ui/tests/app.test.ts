@@ -33,6 +33,7 @@ const snapshot: Snapshot = {
   settings: { theme: 'light', locale: 'en', handoffTimeoutMs: 1_800_000 },
   tabs: [],
   flows: [],
+  sessionErrors: {},
 };
 
 const page: TranscriptPage = {

@@ -14,6 +14,7 @@ function setup() {
     settings: { theme: 'system', locale: '', handoffTimeoutMs: 1 },
     tabs: [],
     flows: [],
+    sessionErrors: {},
   });
   store.transcript('s1');
   const part = (id: string, messageID: string, text: string) => ({ id, sessionID: 's1', messageID, type: 'text', text, synthetic: false, ignored: false });

@@ -31,6 +31,7 @@ function snapshot(over: Partial<Snapshot> = {}): Snapshot {
     settings: { theme: 'dark', locale: 'de', handoffTimeoutMs: 60_000 },
     tabs: [],
     flows: [],
+    sessionErrors: {},
     ...over,
   };
 }
@@ -105,6 +106,25 @@ describe('store: snapshot', () => {
     store.flush();
     expect([...store.sessions.keys()].sort()).toEqual(['s2', 's4']);
     expect(store.statusOf('s2')).toBe('idle');
+  });
+
+  it('keeps a session error until the next turn starts, and reports it once', () => {
+    const store = new Store();
+    const seen: string[] = [];
+    store.hooks = { onSessionError: (id, e) => seen.push(`${id}: ${e.message}`) };
+    store.applySnapshot(snapshot({ sessionErrors: { s1: { name: 'UnknownError', message: 'old' } } }));
+    expect(store.sessionErrors.get('s1')?.message).toBe('old');
+    expect(seen).toEqual([]);
+    store.enqueue([at(11, { type: 'sessionError', sessionId: 's2', error: { name: 'UnknownError', message: 'Model not found: fake/nope.' } })]);
+    store.flush();
+    expect(store.sessionErrors.get('s2')?.message).toBe('Model not found: fake/nope.');
+    expect(seen).toEqual(['s2: Model not found: fake/nope.']);
+    store.enqueue([at(12, { type: 'status', sessionId: 's2', status: { type: 'busy' } })]);
+    store.flush();
+    expect(store.sessionErrors.has('s2')).toBe(false);
+    store.enqueue([at(13, { type: 'sessionRemoved', sessionId: 's1' })]);
+    store.flush();
+    expect(store.sessionErrors.size).toBe(0);
   });
 
   it('replays changes that raced a snapshot fetch', () => {

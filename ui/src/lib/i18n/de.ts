@@ -50,6 +50,8 @@ export const de: Record<MessageKey, string> = {
 
   'sessionStatus.idle': 'Bereit',
   'sessionStatus.busy': 'Arbeitet',
+  'session.errorTitle': 'Die Antwort ist fehlgeschlagen',
+  'session.errorToast': '{title}: {message}',
   'sessionStatus.retry': 'Neuer Versuch',
   'sessionStatus.retryDetail': 'Versuch {attempt}: {message}',
   'sessionStatus.other': 'Status: {status}',
@@ -278,6 +280,7 @@ export const de: Record<MessageKey, string> = {
   'error.opencode_not_ready': 'Der OpenCode-Server ist noch nicht bereit.',
   'error.invalid_request': 'Die Anfrage war ungültig.',
   'error.review_link_failed': 'Die Review-Sitzung konnte nicht verknüpft werden.',
+  'error.metadata_conflict': 'Eine andere App hat diese Sitzung laufend geändert, daher wurde die Änderung nicht übernommen.',
   'error.review_failed': 'Das Kalt-Review konnte nicht laufen.',
   'error.no_linked_session': 'Diese Sitzung ist mit keiner anderen verknüpft.',
   'error.no_assistant_text': 'Diese Nachricht enthält keinen Text zum Senden.',

@@ -49,6 +49,8 @@ export const en = {
 
   'sessionStatus.idle': 'Idle',
   'sessionStatus.busy': 'Busy',
+  'session.errorTitle': 'The reply failed',
+  'session.errorToast': '{title}: {message}',
   'sessionStatus.retry': 'Retrying',
   'sessionStatus.retryDetail': 'Retry {attempt}: {message}',
   'sessionStatus.other': 'Status: {status}',
@@ -277,6 +279,7 @@ export const en = {
   'error.opencode_not_ready': 'The OpenCode server is not ready yet.',
   'error.invalid_request': 'The request was not valid.',
   'error.review_link_failed': 'Could not link the review session.',
+  'error.metadata_conflict': 'Another app kept changing this session, so the change was not kept.',
   'error.review_failed': 'The cold review could not run.',
   'error.no_linked_session': 'This session has no linked session.',
   'error.no_assistant_text': 'This message has no text to send.',

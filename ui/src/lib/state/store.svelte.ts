@@ -12,6 +12,7 @@ import type { LedgerEntry } from '$lib/types/LedgerEntry';
 import type { Notice } from '$lib/types/Notice';
 import type { PermissionRequest } from '$lib/types/PermissionRequest';
 import type { ReviewProgress } from '$lib/types/ReviewProgress';
+import type { SessionFailure } from '$lib/types/SessionFailure';
 import type { SessionView } from '$lib/types/SessionView';
 import type { SessionStatus } from '$lib/types/SessionStatus';
 import type { Settings } from '$lib/types/Settings';
@@ -36,6 +37,8 @@ export interface StoreHooks {
   /** The backend opened or activated a tab: show the panel. */
   onTabsRevealed?: () => void;
   onSessionRemoved?: (sessionId: string) => void;
+  /** A session's turn failed (pushed live, not from a snapshot): tell the user. */
+  onSessionError?: (sessionId: string, error: SessionFailure) => void;
 }
 
 type TranscriptChange = Extract<
@@ -68,6 +71,8 @@ export class Store {
   readonly statuses = new SvelteMap<string, SessionStatus>();
   /** Pending permission requests, by request id. */
   readonly permissions = new SvelteMap<string, PermissionRequest>();
+  /** The last error of sessions whose last turn failed, until their next turn starts. */
+  readonly sessionErrors = new SvelteMap<string, SessionFailure>();
   settings: Settings = $state.raw(DEFAULT_SETTINGS);
   tabs: Tab[] = $state.raw([]);
   activeTab: string | null = $state(null);
@@ -179,6 +184,10 @@ export class Store {
     this.seq = snapshot.seq;
     this.connection = snapshot.connection;
     this.resetSessions(snapshot.sessions, snapshot.statuses, snapshot.permissions ?? []);
+    this.sessionErrors.clear();
+    for (const [id, error] of Object.entries(snapshot.sessionErrors ?? {})) {
+      if (error) this.sessionErrors.set(id, error);
+    }
     this.settings = snapshot.settings;
     this.applyTabs(snapshot.tabs, snapshot.activeTab ?? null);
     const keep = new Set<string>();
@@ -272,12 +281,21 @@ export class Store {
       case 'sessionRemoved':
         this.sessions.delete(change.sessionId);
         this.statuses.delete(change.sessionId);
+        this.sessionErrors.delete(change.sessionId);
         for (const p of this.permissionsOf(change.sessionId)) this.permissions.delete(p.id);
         this.hooks.onSessionRemoved?.(change.sessionId);
         break;
       case 'status':
         if (isIdle(change.status)) this.statuses.delete(change.sessionId);
-        else this.statuses.set(change.sessionId, change.status);
+        else {
+          this.statuses.set(change.sessionId, change.status);
+          // A new turn runs: the last one's error no longer describes the session.
+          this.sessionErrors.delete(change.sessionId);
+        }
+        break;
+      case 'sessionError':
+        this.sessionErrors.set(change.sessionId, change.error);
+        this.hooks.onSessionError?.(change.sessionId, change.error);
         break;
       case 'permissionAsked':
         this.permissions.set(change.request.id, change.request);
@@ -315,6 +333,7 @@ export class Store {
       if (this.sessions.get(s.id) !== s) this.sessions.set(s.id, s);
     }
     for (const id of [...this.sessions.keys()]) if (!keep.has(id)) this.sessions.delete(id);
+    for (const id of [...this.sessionErrors.keys()]) if (!keep.has(id)) this.sessionErrors.delete(id);
     // Statuses are authoritative: anything not listed is idle (this is what un-sticks "busy").
     const busy = new Set<string>();
     for (const [id, status] of Object.entries(statuses)) {

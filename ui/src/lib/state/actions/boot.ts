@@ -1,7 +1,7 @@
 // Boot and resync: the change stream first, then the snapshot and every open transcript.
 
 import { invoke, subscribe } from '$lib/host';
-import { tNotice } from '$lib/i18n/index.svelte';
+import { t, tNotice } from '$lib/i18n/index.svelte';
 import { catalog } from '../catalog.svelte';
 import { store } from '../store.svelte';
 import { toasts } from '../toasts.svelte';
@@ -21,6 +21,8 @@ export function boot(): () => void {
     onNotice: (n) => toasts.push(n.level, tNotice(n.code, n.params, n.message), n.level === 'error' ? n.message : undefined),
     onTabsRevealed: () => ui.setPanelOpen(true),
     onSessionRemoved: (id) => forgetSession(id),
+    onSessionError: (id, error) =>
+      toasts.push('error', t('session.errorToast', { title: store.sessions.get(id)?.title || t('sidebar.untitled'), message: error.message })),
   };
   // The snapshot is fetched once the stream is open, so no change falls between the two. If
   // state was fetched before (or the stream was lost meanwhile), everything is fetched again.
