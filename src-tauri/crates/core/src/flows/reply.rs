@@ -6,6 +6,9 @@
 //! synthetic "continue" user message whose answers carry on the turn. The turn's text is every
 //! step's text, in order, across such continuations, without the summary.
 //!
+//! When nothing answers the request itself, the server answered it together with prompts queued
+//! behind it (it answers the newest user message): that answer is the request's too.
+//!
 //! Messages are put in order by the server's `time.created`, not by id: the id of the message
 //! Crosscheck sent comes from this machine's clock and the replies' ids from the server's, so a
 //! server whose clock is behind makes its replies sort before the request.
@@ -58,6 +61,11 @@ fn turn<'a>(messages: &'a [MessageWithParts], message_id: &str) -> Option<Turn<'
     let mut asks: HashSet<&str> = HashSet::from([message_id]);
     let mut compactions: HashSet<&str> = HashSet::new();
     let mut last_was_summary = false;
+    // Nothing answers the request itself: the server answered it together with prompts queued
+    // behind it, so the answer to those is the request's too.
+    let merged = !all
+        .iter()
+        .any(|m| m.info.role == "assistant" && m.info.parent_id.as_deref() == Some(message_id));
     let mut turn = Turn {
         steps: Vec::new(),
         assistants: Vec::new(),
@@ -72,9 +80,12 @@ fn turn<'a>(messages: &'a [MessageWithParts], message_id: &str) -> Option<Turn<'
         if m.info.role == "user" {
             if is_compaction_request(m) {
                 compactions.insert(m.info.id.as_str());
+            } else if merged && turn.assistants.is_empty() {
+                // Queued with the request and answered together with it.
             } else if !(last_was_summary && is_continuation(m)) {
-                // Someone asked something new: the turn ended before it.
-                break;
+                // Someone else's prompt (queued behind the request, or sent later): answered in
+                // a turn of its own, whose messages name it as their parent.
+                continue;
             }
             asks.insert(m.info.id.as_str());
             turn.awaits_answer = true;
@@ -312,7 +323,68 @@ mod tests {
     }
 
     #[test]
-    fn a_new_user_message_ends_the_turn() {
+    fn messages_queued_before_any_answer_share_it() {
+        let store = store_with(vec![
+            text(msg("msg_1", "user", None, 10, false), "hand off", false),
+            text(msg("msg_2", "user", None, 11, false), "hand off too", false),
+            text(
+                msg("msg_3", "assistant", Some("msg_2"), 12, true),
+                "One answer.",
+                false,
+            ),
+        ]);
+        for asked in ["msg_1", "msg_2"] {
+            let out = reply_outcome(&store, "ses_a", asked).expect("ended");
+            assert_eq!(out.expect("text"), "One answer.");
+        }
+        // Answered one by one: each keeps its own answer.
+        let store = store_with(vec![
+            text(msg("msg_1", "user", None, 10, false), "hand off", false),
+            text(msg("msg_2", "user", None, 11, false), "hand off too", false),
+            text(
+                msg("msg_3", "assistant", Some("msg_1"), 12, true),
+                "First.",
+                false,
+            ),
+            text(
+                msg("msg_4", "assistant", Some("msg_2"), 13, true),
+                "Second.",
+                false,
+            ),
+        ]);
+        let first = reply_outcome(&store, "ses_a", "msg_1").expect("ended");
+        assert_eq!(first.expect("text"), "First.");
+        let second = reply_outcome(&store, "ses_a", "msg_2").expect("ended");
+        assert_eq!(second.expect("text"), "Second.");
+    }
+
+    #[test]
+    fn a_prompt_queued_midway_does_not_cut_the_turn() {
+        let store = store_with(vec![
+            text(msg("msg_1", "user", None, 10, false), "hand off", false),
+            text(
+                msg("msg_2", "assistant", Some("msg_1"), 11, true),
+                "Step one.",
+                false,
+            ),
+            text(msg("msg_3", "user", None, 12, false), "queued", false),
+            text(
+                msg("msg_4", "assistant", Some("msg_1"), 13, true),
+                "Step two.",
+                false,
+            ),
+            text(
+                msg("msg_5", "assistant", Some("msg_3"), 14, true),
+                "Other.",
+                false,
+            ),
+        ]);
+        let out = reply_outcome(&store, "ses_a", "msg_1").expect("ended");
+        assert_eq!(out.expect("text"), "Step one.\n\nStep two.");
+    }
+
+    #[test]
+    fn a_later_prompts_answer_is_not_part_of_the_turn() {
         let store = store_with(vec![
             text(msg("msg_1", "user", None, 10, false), "hand off", false),
             text(
