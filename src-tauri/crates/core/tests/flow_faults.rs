@@ -684,3 +684,27 @@ async fn templates_without_their_placeholder_or_with_unknown_ones_are_refused() 
     }
     h.stop().await;
 }
+
+/// A server that repeats its older-page cursor cannot make a transfer page forever: the
+/// message is reported as not found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repeated_page_cursor_cannot_loop_forever() {
+    let h = Harness::start().await;
+    let o = h.fake.seed_session("Original", None);
+    let r = h.fake.seed_session("Review: Original", Some(marker(&o)));
+    h.fake
+        .set_metadata(&o, json!({"openchamber": {"reviewSessionID": r}}));
+    h.fake.repeat_cursor(&r, "msg_0000000000000000000000000");
+    let answer = tokio::time::timeout(
+        SHORT,
+        h.request(Request::Transfer(crosscheck_core::requests::Transfer {
+            session_id: r.clone(),
+            message_id: "msg_not_there".into(),
+        })),
+    )
+    .await
+    .expect("the transfer gives up instead of paging forever");
+    assert_eq!(answer.expect_err("not found").code, ErrorCode::NotFound);
+    assert!(h.fake.requests_to("GET /session/:id/message", &r).len() <= 3);
+    h.stop().await;
+}

@@ -96,6 +96,8 @@ pub(crate) async fn find_message(
         return Ok(m);
     }
     let mut before: Option<String> = None;
+    // A server that hands out a cursor it gave before would have this page through forever.
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     loop {
         let page = core
             .client()?
@@ -105,7 +107,11 @@ pub(crate) async fn find_message(
             return Ok(m);
         }
         match page.next_cursor {
-            Some(c) => before = Some(c),
+            Some(c) if seen.insert(c.clone()) => before = Some(c),
+            Some(c) => {
+                tracing::warn!(session = session_id, cursor = %c, "the server repeated a page cursor");
+                return Err(Error::MessageNotFound(message_id.to_owned()));
+            }
             None => return Err(Error::MessageNotFound(message_id.to_owned())),
         }
     }

@@ -214,6 +214,8 @@ pub struct FakeState {
     /// How far the server's clock is behind the real one (its message ids and times).
     clock_behind_ms: i64,
     id_counter: u64,
+    /// Sessions whose message pages all name this same older-page cursor (a broken server).
+    repeated_cursor: HashMap<String, String>,
     /// Extra time (real time) some routes take before they are handled.
     route_delays: HashMap<String, Duration>,
     /// One-shot actions run right after a route for a session was answered.
@@ -539,6 +541,14 @@ impl FakeOpencode {
     /// from now on are that much older.
     pub fn set_clock_behind(&self, behind: Duration) {
         self.shared.lock().clock_behind_ms = behind.as_millis() as i64;
+    }
+
+    /// Makes every page of `session_id`'s messages name `cursor` as the older page, forever.
+    pub fn repeat_cursor(&self, session_id: &str, cursor: &str) {
+        self.shared
+            .lock()
+            .repeated_cursor
+            .insert(session_id.to_owned(), cursor.to_owned());
     }
 
     /// Makes every request to `route` (e.g. `POST /session`) wait `delay` of real time first.
@@ -988,6 +998,7 @@ fn list_messages(shared: &Arc<Shared>, id: &str, query: &HashMap<String, String>
         .iter()
         .map(|m| json!({"info": m.info, "parts": m.parts}))
         .collect();
+    let cursor = st.repeated_cursor.get(id).cloned().or(cursor);
     let mut response = json_response(StatusCode::OK, Value::Array(list));
     if let Some(c) = cursor
         && let Ok(v) = c.parse()
