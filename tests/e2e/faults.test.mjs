@@ -27,9 +27,11 @@ let pageErrors = [];
 before(async () => {
   ms = await startModelServer();
   oc = await startOpencode({ modelUrl: ms.url, password: PASSWORD });
+  // Info logs from the flows say how each handoff race went.
+  const env = { CROSSCHECK_LOG: 'warn,crosscheck_core::flows=info' };
   [first, second] = await Promise.all([
-    startCrosscheck({ opencodeUrl: oc.url, password: PASSWORD }),
-    startCrosscheck({ opencodeUrl: oc.url, password: PASSWORD }),
+    startCrosscheck({ opencodeUrl: oc.url, password: PASSWORD, env }),
+    startCrosscheck({ opencodeUrl: oc.url, password: PASSWORD, env }),
   ]);
   browser = await launchBrowser();
   ({ page, pageErrors } = await newRecordedPage(browser));
@@ -127,6 +129,10 @@ test('a handoff whose turn fails up front ends as failed with the server\'s word
 
 test('two crosscheck processes starting the same handoff at once leave one linked review session, three times', { timeout: 10 * 60_000 }, async () => {
   const times = [];
+  const lostRaces = () => [first, second]
+    .map((cc) => cc.output().split('another client linked a review session first').length - 1)
+    .reduce((a, b) => a + b, 0);
+  let lostBefore = lostRaces();
   for (let round = 1; round <= 3; round++) {
     const unrelated = { ticket: 1000 + round, team: { owner: 'qa' }, openchamber: { pinned: true } };
     const original = await oc.json('/session', { method: 'POST', body: { title: `Shared ${round}`, metadata: unrelated } });
@@ -153,7 +159,12 @@ test('two crosscheck processes starting the same handoff at once leave one linke
     assert.deepEqual(stored.metadata, { ...unrelated, openchamber: { pinned: true, reviewSessionID: review } }, `round ${round}: linked, unrelated keys kept`);
     assert.deepEqual((await oc.json(`/session/${review}`)).metadata, { openchamber: { kind: 'review', originalSessionID: original.id } });
     times.push(took);
-    console.log(`TIMING round ${round}: both handoffs done in ${took} ms (reused: ${ends.map((f) => f.reused).join('/')})`);
+    // How the race went: a process that lost it (made its own review session, then found the
+    // other's linked) says so in its log.
+    const lostNow = lostRaces();
+    console.log(`TIMING round ${round}: both handoffs done in ${took} ms (reused: ${ends.map((f) => f.reused).join('/')}; `
+      + `${lostNow - lostBefore} process(es) lost the link race and deleted their own review session)`);
+    lostBefore = lostNow;
   }
   console.log(`TIMING two-process handoffs: ${times.join(' ms, ')} ms`);
 });
