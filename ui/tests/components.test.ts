@@ -67,6 +67,23 @@ function entry(over: Partial<LedgerEntry>): LedgerEntry {
 }
 
 describe('MessageItem', () => {
+  it('shows the server\'s words under a prompt whose turn failed up front', () => {
+    setLocale('en');
+    const prompt = new MessageView(
+      { id: 'msg_u', sessionID: 'ses_a', role: 'user', time: { created: 1 } },
+      [{ id: 'prt_u', sessionID: 'ses_a', messageID: 'msg_u', type: 'text', text: 'hello', synthetic: false, ignored: false }],
+    );
+    const target = render({ message: prompt, failure: { name: 'UnknownError', message: 'Model not found: fake/nope.' } });
+    const shown = target.querySelector('[data-testid="session-error"]');
+    expect(shown?.getAttribute('data-error-name')).toBe('UnknownError');
+    expect(shown?.textContent).toContain('The reply failed');
+    expect(shown?.textContent).toContain('Model not found: fake/nope.');
+    unmount(app!);
+    app = null;
+    const plain = render({ message: prompt });
+    expect(plain.querySelector('[data-testid="session-error"]')).toBeNull();
+  });
+
   it('renders assistant markdown without synthetic parts, with copy and transfer buttons', () => {
     setLocale('en');
     const el = render({ message: assistant([{ text: '**Findings**' }, { text: 'secret routing', synthetic: true }]), transferDirection: 'toImplementer' });
