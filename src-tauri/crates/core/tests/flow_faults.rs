@@ -3,6 +3,7 @@
 //! mid-handoff, time-outs, multi-step and compacted turns, late Cancels, a server clock that is
 //! behind, and prompt templates or settings that would drop the payload. Every test here fails
 //! on the code before these fixes.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
 mod support;
 

@@ -39,15 +39,15 @@ permissions: Array<PermissionRequest>, } | { "type": "sessionUpserted",
  */
 session: SessionView, } | { "type": "sessionRemoved", 
 /**
- * Session.
+ * The session it concerns.
  */
 sessionId: string, } | { "type": "status", 
 /**
- * Session.
+ * The session it concerns.
  */
 sessionId: string, 
 /**
- * Status.
+ * Its run state now (idle, busy, retry).
  */
 status: SessionStatus, } | { "type": "permissionAsked", 
 /**
@@ -55,7 +55,7 @@ status: SessionStatus, } | { "type": "permissionAsked",
  */
 request: PermissionRequest, } | { "type": "permissionResolved", 
 /**
- * Session.
+ * The session it concerns.
  */
 sessionId: string, 
 /**
@@ -71,11 +71,11 @@ page: TranscriptPage, } | { "type": "messageUpserted",
  */
 info: MessageInfo, } | { "type": "messageRemoved", 
 /**
- * Session.
+ * The session it concerns.
  */
 sessionId: string, 
 /**
- * Message.
+ * The message, within that session.
  */
 messageId: string, } | { "type": "partUpserted", 
 /**
@@ -83,15 +83,15 @@ messageId: string, } | { "type": "partUpserted",
  */
 part: Part, } | { "type": "partDelta", 
 /**
- * Session.
+ * The session it concerns.
  */
 sessionId: string, 
 /**
- * Message.
+ * The message, within that session.
  */
 messageId: string, 
 /**
- * Part.
+ * The part, within that message.
  */
 partId: string, 
 /**
@@ -103,15 +103,15 @@ field: string,
  */
 delta: string, } | { "type": "partRemoved", 
 /**
- * Session.
+ * The session it concerns.
  */
 sessionId: string, 
 /**
- * Message.
+ * The message, within that session.
  */
 messageId: string, 
 /**
- * Part.
+ * The part, within that message.
  */
 partId: string, } | { "type": "settings", 
 /**

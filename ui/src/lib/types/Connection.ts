@@ -33,6 +33,6 @@ error: string,
  */
 retryInMs: number, } | { "state": "failed", 
 /**
- * Why.
+ * What went wrong, in English.
  */
 error: string, };

@@ -23,11 +23,11 @@ role: string,
  */
 parentID?: string, 
 /**
- * Times.
+ * When it was created and completed.
  */
 time: MessageTime, 
 /**
- * Agent.
+ * The agent that runs (or ran) the turn.
  */
 agent?: string, 
 /**

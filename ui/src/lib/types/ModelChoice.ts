@@ -14,6 +14,6 @@ model?: ModelRef,
  */
 agent?: string, 
 /**
- * Variant.
+ * The model variant (such as a reasoning effort), when the model has variants.
  */
 variant?: string, };

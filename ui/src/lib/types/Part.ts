@@ -10,11 +10,11 @@ export type Part = {
  */
 id: string, 
 /**
- * Session.
+ * The session the part belongs to.
  */
 sessionID: string, 
 /**
- * Message.
+ * The message the part belongs to.
  */
 messageID: string, 
 /**

@@ -41,7 +41,7 @@ title: string,
  */
 metadata?: Record<string, unknown>, 
 /**
- * Times.
+ * When it was created, last updated and archived.
  */
 time: SessionTime, 
 /**

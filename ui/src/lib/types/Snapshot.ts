@@ -33,7 +33,7 @@ statuses: { [key in string]?: SessionStatus },
  */
 permissions: Array<PermissionRequest>, 
 /**
- * Settings.
+ * The user's settings in effect.
  */
 settings: Settings, 
 /**

@@ -10,7 +10,7 @@ export type TranscriptPage = {
  */
 seq: number, 
 /**
- * Session.
+ * The session it concerns.
  */
 sessionId: string, 
 /**
