@@ -16,8 +16,9 @@ use crosscheck_review::{
     Engine, EngineOptions, Env, LedgerEntry, Logger, ReviewKind, ReviewRequest, ReviewSource,
     ReviewStatus,
 };
+use crosscheck_testkit::replies::{plan_clean, plan_one_flag};
+use crosscheck_testkit::{ModelServer, Reply as Answer, unreachable_base_url};
 use serde_json::json;
-use support::reviewer::{Answer, Reviewer, clean_review, one_flag_review, unreachable_base_url};
 use support::{Harness, Reply, SHORT, next_change};
 
 const PLAN: &str =
@@ -153,9 +154,9 @@ async fn list(h: &Harness) -> Vec<LedgerEntry> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slash_cold_review_reviews_the_latest_assistant_reply_and_records_it() {
-    let reviewer = Reviewer::start().await;
-    reviewer.always(Answer::Text(one_flag_review()));
-    let h = harness(Some(&reviewer.base_url), Some("sk-test")).await;
+    let reviewer = ModelServer::start();
+    reviewer.always(Answer::Text(plan_one_flag()));
+    let h = harness(Some(&reviewer.openai_base()), Some("sk-test")).await;
     let (sid, assistant) = session_with_reply(&h, PLAN).await;
 
     let run = review(
@@ -189,7 +190,7 @@ async fn slash_cold_review_reviews_the_latest_assistant_reply_and_records_it() {
     assert_eq!(entry.findings, Some(1));
     assert_eq!(entry.author.as_deref(), Some("fake-model"));
     assert_eq!(entry.reviewer.as_deref(), Some("gpt-5"));
-    assert_eq!(entry.review.as_deref(), Some(one_flag_review().as_str()));
+    assert_eq!(entry.review.as_deref(), Some(plan_one_flag().as_str()));
     assert_eq!(entry.cwd, h.fake.directory);
 
     // The reviewer got the message's text as a plan from a message, and nothing else of the
@@ -232,7 +233,7 @@ async fn slash_cold_review_reviews_the_latest_assistant_reply_and_records_it() {
     assert_eq!(detail.text.as_deref(), Some(PLAN.trim()));
 
     // An explicit review always runs, even on a text the ledger already holds.
-    reviewer.always(Answer::Text(clean_review()));
+    reviewer.always(Answer::Text(plan_clean()));
     let again = review(
         &h,
         Request::ColdReview(crosscheck_core::requests::ColdReview {
@@ -245,7 +246,7 @@ async fn slash_cold_review_reviews_the_latest_assistant_reply_and_records_it() {
     assert_eq!(again.first.key, entry.key);
     let entry = again.last.entry.expect("row");
     assert_eq!(entry.status, ReviewStatus::Clean);
-    assert_eq!(reviewer.requests().len(), 2);
+    assert_eq!(reviewer.seen().len(), 2);
     assert!(
         again
             .notices
@@ -257,9 +258,9 @@ async fn slash_cold_review_reviews_the_latest_assistant_reply_and_records_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_file_is_reviewed_with_source_draft() {
-    let reviewer = Reviewer::start().await;
-    reviewer.always(Answer::Text(one_flag_review()));
-    let h = harness(Some(&reviewer.base_url), Some("sk-test")).await;
+    let reviewer = ModelServer::start();
+    reviewer.always(Answer::Text(plan_one_flag()));
+    let h = harness(Some(&reviewer.openai_base()), Some("sk-test")).await;
     let (sid, _) = session_with_reply(&h, "I wrote the plan to docs/plan.md.").await;
     let docs = std::path::Path::new(&h.fake.directory).join("docs");
     std::fs::create_dir_all(&docs).expect("docs");
@@ -314,13 +315,13 @@ async fn a_plan_file_is_reviewed_with_source_draft() {
         .expect_err("a missing file is an error");
     assert_eq!(err.code, crosscheck_core::ErrorCode::InvalidRequest);
     assert!(err.message.contains("docs/missing.md"), "{}", err.message);
-    assert_eq!(reviewer.requests().len(), 2);
+    assert_eq!(reviewer.seen().len(), 2);
     h.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unreachable_reviewer_ends_as_a_clear_failure_and_an_unreviewed_row() {
-    let down = unreachable_base_url().await;
+    let down = unreachable_base_url();
     let h = harness(Some(&down), Some("sk-test")).await;
     let (sid, _) = session_with_reply(&h, PLAN).await;
 
@@ -390,9 +391,9 @@ async fn a_missing_api_key_names_the_variable_and_the_config_key() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_reviews_shows_rows_another_engine_wrote_newest_first() {
-    let reviewer = Reviewer::start().await;
-    reviewer.always(Answer::Text(one_flag_review()));
-    let h = harness(Some(&reviewer.base_url), Some("sk-test")).await;
+    let reviewer = ModelServer::start();
+    reviewer.always(Answer::Text(plan_one_flag()));
+    let h = harness(Some(&reviewer.openai_base()), Some("sk-test")).await;
     let (sid, _) = session_with_reply(&h, PLAN).await;
     let app = review(
         &h,
@@ -407,8 +408,8 @@ async fn list_reviews_shows_rows_another_engine_wrote_newest_first() {
 
     // A gate run: another engine (another process, as far as SQLite is concerned), gate cadence.
     tokio::time::sleep(Duration::from_millis(5)).await;
-    reviewer.always(Answer::Text(clean_review()));
-    let gate = gate_engine(&h, &reviewer.base_url);
+    reviewer.always(Answer::Text(plan_clean()));
+    let gate = gate_engine(&h, &reviewer.openai_base());
     let gate_text = "# Gate plan\n\nStatus: Not started\n";
     let decision = gate
         .review(ReviewRequest::plan(
@@ -460,12 +461,12 @@ async fn list_reviews_shows_rows_another_engine_wrote_newest_first() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn asking_again_while_a_review_runs_joins_it() {
-    let reviewer = Reviewer::start().await;
-    reviewer.always(Answer::Delayed(
+    let reviewer = ModelServer::start();
+    reviewer.always(Answer::delayed(
         Duration::from_millis(600),
-        one_flag_review(),
+        Answer::Text(plan_one_flag()),
     ));
-    let h = harness(Some(&reviewer.base_url), Some("sk-test")).await;
+    let h = harness(Some(&reviewer.openai_base()), Some("sk-test")).await;
     let (sid, assistant) = session_with_reply(&h, PLAN).await;
     let ask = || {
         h.request(Request::ColdReview(crosscheck_core::requests::ColdReview {
@@ -488,7 +489,7 @@ async fn asking_again_while_a_review_runs_joins_it() {
             break;
         }
     }
-    assert_eq!(reviewer.requests().len(), 1);
+    assert_eq!(reviewer.seen().len(), 1);
     let next = review(
         &h,
         Request::ColdReview(crosscheck_core::requests::ColdReview {
@@ -499,15 +500,15 @@ async fn asking_again_while_a_review_runs_joins_it() {
     )
     .await;
     assert_ne!(next.first.id, a.id);
-    assert_eq!(reviewer.requests().len(), 2);
+    assert_eq!(reviewer.seen().len(), 2);
     h.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_cannot_be_reviewed_is_refused_at_once() {
-    let reviewer = Reviewer::start().await;
-    reviewer.always(Answer::Text(one_flag_review()));
-    let h = harness(Some(&reviewer.base_url), Some("sk-test")).await;
+    let reviewer = ModelServer::start();
+    reviewer.always(Answer::Text(plan_one_flag()));
+    let h = harness(Some(&reviewer.openai_base()), Some("sk-test")).await;
 
     // No assistant reply yet.
     let empty = h.fake.seed_session("Empty", None);
@@ -550,7 +551,7 @@ async fn what_cannot_be_reviewed_is_refused_at_once() {
         .await
         .expect_err("unknown session");
     assert_eq!(err.code, crosscheck_core::ErrorCode::NotFound);
-    assert!(reviewer.requests().is_empty());
+    assert!(reviewer.seen().is_empty());
 
     // The command is offered with a locale key.
     let commands: Vec<CommandEntry> = serde_json::from_value(
@@ -572,13 +573,13 @@ async fn what_cannot_be_reviewed_is_refused_at_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gate_run_in_another_process_is_pushed_without_polling() {
-    let reviewer = Reviewer::start().await;
-    let h = harness(Some(&reviewer.base_url), Some("sk-test")).await;
+    let reviewer = ModelServer::start();
+    let h = harness(Some(&reviewer.openai_base()), Some("sk-test")).await;
     let mut changes = h.core.subscribe();
 
     // A gate opens its own connection to the ledger and reviews a plan; nobody asks the app.
-    reviewer.always(Answer::Text(one_flag_review()));
-    let gate = gate_engine(&h, &reviewer.base_url);
+    reviewer.always(Answer::Text(plan_one_flag()));
+    let gate = gate_engine(&h, &reviewer.openai_base());
     let decision = gate
         .review(ReviewRequest::plan(
             "/elsewhere/project",

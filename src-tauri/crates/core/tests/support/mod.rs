@@ -4,7 +4,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
 pub mod fake_opencode;
-pub mod reviewer;
 
 use std::time::Duration;
 
