@@ -1,9 +1,13 @@
-//! The review config: `<config_dir>/review.json`, overridden per project by
-//! `<cwd>/.crosscheck/review.json`.
+//! The review config: `<config_dir>/review.json` (the user's), and per project
+//! `<cwd>/.crosscheck/review.json` (the repository's).
 //!
-//! Every field is optional; missing fields keep their defaults (project file over user file
-//! over built-in defaults, field by field; `providers` merge by name). Unknown keys are
-//! rejected with an error that names the file and the key.
+//! The user file may set every field; missing fields keep their defaults and unknown keys are
+//! an error that names the file and the key. The project file comes with the repository, which
+//! is untrusted (the agent under review writes to it, and a cloned repository is anyone's): it
+//! may only make the review stricter, so it can raise the floor and nothing else. Providers,
+//! base URLs, keys, headers, routes, ranks, time-outs and sizes come from the user's file and
+//! the environment alone. Anything else in a project file, and a project file that cannot be
+//! read or parsed, is ignored with a warning ([`Config::warnings`]); the review still runs.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -139,6 +143,13 @@ pub struct Config {
     pub routes: Vec<Route>,
     /// Ledger bound.
     pub ledger_max_rows: u64,
+    /// The user's floor (before a project file raised it): the last resort when the chosen
+    /// reviewer has no usable provider.
+    #[serde(skip)]
+    pub user_floor_model: String,
+    /// What was ignored in the project file, and why (shown with the decision).
+    #[serde(skip)]
+    pub warnings: Vec<String>,
 }
 
 impl Default for Config {
@@ -180,6 +191,8 @@ impl Default for Config {
             providers,
             routes: Vec::new(),
             ledger_max_rows: DEFAULT_LEDGER_MAX_ROWS,
+            user_floor_model: DEFAULT_FLOOR_MODEL.to_owned(),
+            warnings: Vec::new(),
         }
     }
 }
@@ -200,6 +213,33 @@ struct ConfigFile {
     providers: Option<BTreeMap<String, ProviderConfig>>,
     routes: Option<Vec<Route>>,
     ledger_max_rows: Option<u64>,
+}
+
+/// Which vendor's built-in provider a model id belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Vendor {
+    Anthropic,
+    Openai,
+    Other,
+}
+
+fn vendor_of(normalized: &str) -> Vendor {
+    let o_series = |p: &str| {
+        normalized
+            .strip_prefix(p)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('-'))
+    };
+    if normalized.starts_with("claude") {
+        Vendor::Anthropic
+    } else if normalized.starts_with("gpt-")
+        || normalized.starts_with("chatgpt-")
+        || normalized.starts_with("codex-")
+        || ["o1", "o3", "o4", "o4-mini"].into_iter().any(o_series)
+    {
+        Vendor::Openai
+    } else {
+        Vendor::Other
+    }
 }
 
 /// A provider ready to call.
@@ -225,16 +265,148 @@ pub struct ResolvedProvider {
     pub model: String,
 }
 
+/// Largest project file read; a bigger one is ignored with a warning.
+pub const MAX_PROJECT_FILE_BYTES: u64 = 64 * 1024;
+
+/// The fields only the user's own file may set (a project file setting one is warned about).
+const USER_ONLY_FIELDS: &[&str] = &[
+    "reviewTimeoutMs",
+    "reviewTimeoutMsPer1000Chars",
+    "maxTokens",
+    "maxInputChars",
+    "ranks",
+    "providers",
+    "routes",
+    "ledgerMaxRows",
+];
+
+impl ResolvedProvider {
+    /// Whether a call can succeed at all: a key, or a server of the user's own (local
+    /// servers may need none). The vendor's URL without a key is not usable.
+    pub fn usable(&self) -> bool {
+        self.api_key.is_some() || !self.default_url
+    }
+
+    /// Why [`Self::usable`] is false, for the log and the pause.
+    pub fn unusable_reason(&self) -> String {
+        let var = match self.kind {
+            ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
+            ProviderKind::Openai => "OPENAI_API_KEY",
+        };
+        format!(
+            "no API key for provider `{}`: set {var} or `apiKey` in review.json",
+            self.name
+        )
+    }
+}
+
 impl Config {
-    /// Loads `<config_dir>/review.json` and then `<cwd>/.crosscheck/review.json` over the
-    /// defaults. Absent files are fine; unreadable or invalid ones are an [`Error::Config`].
+    /// Loads `<config_dir>/review.json` over the defaults, then applies what a project file
+    /// `<cwd>/.crosscheck/review.json` may set (see the module doc). An absent user file is
+    /// fine; an unreadable or invalid one is an [`Error::Config`]. The project file never
+    /// makes this fail: what it cannot set, or cannot say, lands in [`Config::warnings`].
     pub fn load(config_dir: &Path, cwd: Option<&Path>) -> Result<Self> {
         let mut config = Self::default();
         config.apply_file(&config_dir.join(CONFIG_FILE))?;
+        config.user_floor_model = config.floor_model.clone();
         if let Some(cwd) = cwd {
-            config.apply_file(&cwd.join(".crosscheck").join(CONFIG_FILE))?;
+            config.apply_project_file(&cwd.join(".crosscheck").join(CONFIG_FILE));
         }
         Ok(config)
+    }
+
+    /// Applies a project file's text: only a floor that ranks above the current one is taken;
+    /// everything else is a warning (exposed for tests).
+    pub fn apply_project_json(&mut self, path: &Path, text: &str) {
+        let shown = path.display();
+        let value: serde_json::Value = match serde_json::from_str(text) {
+            Ok(v) => v,
+            Err(e) => {
+                self.warnings.push(format!(
+                    "{shown} is not valid JSON ({e}); the project file is ignored"
+                ));
+                return;
+            }
+        };
+        let Some(object) = value.as_object() else {
+            self.warnings.push(format!(
+                "{shown} is not a JSON object; the project file is ignored"
+            ));
+            return;
+        };
+        for (key, value) in object {
+            match key.as_str() {
+                "$schema" => {}
+                "floorModel" => self.raise_floor(&shown.to_string(), value),
+                k if USER_ONLY_FIELDS.contains(&k) => self.warnings.push(format!(
+                    "{shown} sets `{k}`, which only your own review.json may set \
+                     (providers, base URLs, keys, headers, routes, ranks, time-outs and sizes \
+                     never come from a repository); ignored"
+                )),
+                k => self.warnings.push(format!(
+                    "{shown}: unknown field `{k}` (a project file may set only `floorModel`); ignored"
+                )),
+            }
+        }
+    }
+
+    fn raise_floor(&mut self, shown: &str, value: &serde_json::Value) {
+        let Some(model) = value.as_str().map(str::trim).filter(|m| !m.is_empty()) else {
+            self.warnings
+                .push(format!("{shown}: `floorModel` must be a model id; ignored"));
+            return;
+        };
+        let current = crate::rank::rank_of(&self.ranks, &self.floor_model);
+        match (crate::rank::rank_of(&self.ranks, model), current) {
+            (Some(new), Some(old)) if new >= old => self.floor_model = model.to_owned(),
+            (Some(_), None) => self.floor_model = model.to_owned(),
+            _ => self.warnings.push(format!(
+                "{shown}: `floorModel` `{model}` does not rank above your floor `{}`; a project \
+                 file may only raise the floor; ignored",
+                self.floor_model
+            )),
+        }
+    }
+
+    fn apply_project_file(&mut self, path: &Path) {
+        use std::io::Read;
+        let shown = path.display();
+        // Only a regular file is read (a FIFO or device would block or never end), and only
+        // up to a bound.
+        match std::fs::metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+            Err(e) => {
+                self.warnings.push(format!(
+                    "{shown} cannot be read ({e}); the project file is ignored"
+                ));
+                return;
+            }
+            Ok(m) if !m.is_file() => {
+                self.warnings.push(format!(
+                    "{shown} is not a regular file; the project file is ignored"
+                ));
+                return;
+            }
+            Ok(m) if m.len() > MAX_PROJECT_FILE_BYTES => {
+                self.warnings.push(format!(
+                    "{shown} is larger than {MAX_PROJECT_FILE_BYTES} bytes; the project file is ignored"
+                ));
+                return;
+            }
+            Ok(_) => {}
+        }
+        let mut text = String::new();
+        let read = std::fs::File::open(path).and_then(|f| {
+            f.take(MAX_PROJECT_FILE_BYTES)
+                .read_to_string(&mut text)
+                .map(|_| ())
+        });
+        match read {
+            Ok(()) => self.apply_project_json(path, &text),
+            Err(e) => self.warnings.push(format!(
+                "{shown} cannot be read ({e}); the project file is ignored"
+            )),
+        }
     }
 
     /// Parses one config file's text over `self` (exposed for tests and the app's editor).
@@ -336,8 +508,10 @@ impl Config {
             .find(|r| glob_match(&r.pattern.to_ascii_lowercase(), &normalized));
         let name = match route {
             Some(r) => r.provider.clone(),
-            None if normalized.starts_with("claude") => "anthropic".to_owned(),
-            None => "openai".to_owned(),
+            None => match vendor_of(&normalized) {
+                Vendor::Anthropic => "anthropic".to_owned(),
+                Vendor::Openai | Vendor::Other => "openai".to_owned(),
+            },
         };
         let provider = self
             .providers
@@ -349,6 +523,14 @@ impl Config {
             (None, Some(url)) => (url, false),
             (None, None) => (provider.default_url().to_owned(), true),
         };
+        // A model of another vendor (Gemini, Llama, …) is never sent to OpenAI's own
+        // endpoint: only to an OpenAI-compatible server the user configured.
+        if route.is_none() && vendor_of(&normalized) == Vendor::Other && default_url {
+            return Err(format!(
+                "no provider for `{reviewer}`: it is not an Anthropic or OpenAI model; add a \
+                 route for it in your review.json"
+            ));
+        }
         let api_key = provider
             .api_key
             .clone()
@@ -413,28 +595,70 @@ mod tests {
     }
 
     #[test]
-    fn project_file_overrides_user_file() {
+    fn a_project_file_may_only_raise_the_floor_and_never_fails_the_load() {
         let dir = tempfile::tempdir().unwrap();
         let user = dir.path().join("user");
         let project = dir.path().join("project");
         std::fs::create_dir_all(&user).unwrap();
         std::fs::create_dir_all(project.join(".crosscheck")).unwrap();
-        std::fs::write(
-            user.join(CONFIG_FILE),
-            r#"{"maxTokens": 100, "floorModel": "claude-opus-4-1"}"#,
-        )
-        .unwrap();
-        std::fs::write(
-            project.join(".crosscheck").join(CONFIG_FILE),
-            r#"{"maxTokens": 200}"#,
-        )
-        .unwrap();
+        std::fs::write(user.join(CONFIG_FILE), r#"{"maxTokens": 100}"#).unwrap();
+        let write = |text: &str| {
+            std::fs::write(project.join(".crosscheck").join(CONFIG_FILE), text).unwrap()
+        };
+        write(r#"{"maxTokens": 200, "floorModel": "claude-opus-4-1", "providers": {}}"#);
         let config = Config::load(&user, Some(&project)).unwrap();
-        assert_eq!(config.max_tokens, 200);
-        assert_eq!(config.floor_model, "claude-opus-4-1");
-        std::fs::write(project.join(".crosscheck").join(CONFIG_FILE), "{not json").unwrap();
-        let err = Config::load(&user, Some(&project)).unwrap_err().to_string();
-        assert!(err.contains(".crosscheck"), "{err}");
+        assert_eq!(config.max_tokens, 100, "user-only field ignored");
+        assert_eq!(config.floor_model, "claude-opus-4-1", "the floor raised");
+        assert_eq!(config.user_floor_model, DEFAULT_FLOOR_MODEL);
+        assert_eq!(config.warnings.len(), 2, "{:?}", config.warnings);
+        assert!(config.warnings.iter().any(|w| w.contains("`maxTokens`")));
+        assert!(config.warnings.iter().any(|w| w.contains("`providers`")));
+        write(r#"{"floorModel": "claude-3-haiku"}"#);
+        let config = Config::load(&user, Some(&project)).unwrap();
+        assert_eq!(config.floor_model, DEFAULT_FLOOR_MODEL, "never lowered");
+        assert_eq!(config.warnings.len(), 1);
+        for bad in ["{not json", "[]", "\"x\""] {
+            write(bad);
+            let config = Config::load(&user, Some(&project)).unwrap();
+            assert_eq!(config.max_tokens, 100);
+            assert!(
+                config.warnings[0].contains(".crosscheck")
+                    && config.warnings[0].contains("ignored"),
+                "{:?}",
+                config.warnings
+            );
+        }
+        // The user's own file stays strict.
+        std::fs::write(user.join(CONFIG_FILE), "{not json").unwrap();
+        assert!(Config::load(&user, Some(&project)).is_err());
+    }
+
+    #[test]
+    fn vendors_are_mapped_by_id() {
+        let config = Config::default();
+        let none = Env::Map(BTreeMap::new());
+        for (id, provider) in [
+            ("claude-opus-4-1", Some("anthropic")),
+            ("gpt-5", Some("openai")),
+            ("o3", Some("openai")),
+            ("o4-mini", Some("openai")),
+            ("openai/gpt-5-mini", Some("openai")),
+            ("gemini-2.5-pro", None),
+            ("google/gemini-2.5-flash", None),
+            ("llama-3-70b", None),
+            ("o3x", None),
+        ] {
+            let got = config.resolve_provider(id, &none).ok().map(|p| p.name);
+            assert_eq!(got.as_deref(), provider, "{id}");
+        }
+        // An OpenAI-compatible server of the user's own takes any model.
+        let local = Env::Map(BTreeMap::from([(
+            "OPENAI_BASE_URL".to_owned(),
+            "http://127.0.0.1:1/v1".to_owned(),
+        )]));
+        let p = config.resolve_provider("gemini-2.5-pro", &local).unwrap();
+        assert!(p.usable() && p.name == "openai");
+        assert!(!config.resolve_provider("gpt-5", &none).unwrap().usable());
     }
 
     #[test]

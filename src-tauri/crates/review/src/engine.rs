@@ -4,13 +4,13 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crate::config::{Config, Env};
+use crate::config::{Config, Env, ResolvedProvider};
 use crate::error::Result;
-use crate::ledger::{ClaimInfo, ClaimRules, Claimed, Ledger, Record, now_ms};
+use crate::ledger::{ClaimInfo, ClaimRules, Claimed, Ledger, Owner, Record, now_ms};
 use crate::log::{DoneFields, Logger};
 use crate::prompt::{REPAIR_INSTRUCTION, UserMessage, system_prompt, user_message};
 use crate::provider::{CallFailure, CallSpec, Role, build_client, call};
-use crate::rank::{ReviewerChoice, choose_reviewer};
+use crate::rank::{ChoiceMode, ReviewerChoice, choose_reviewer};
 use crate::types::{
     Action, Cadence, LedgerEntry, ReviewDecision, ReviewKind, ReviewRequest, ReviewStatus,
 };
@@ -85,6 +85,16 @@ impl Ticket {
     }
 }
 
+/// A key another live process is reviewing now (see [`Engine::wait_blocking`] and
+/// [`Engine::wait`]).
+#[derive(Debug, Clone)]
+pub struct Wait {
+    request: ReviewRequest,
+    key: String,
+    owner: Owner,
+    deadline: Instant,
+}
+
 /// The outcome of [`Engine::claim`].
 #[derive(Debug, Clone)]
 pub enum Claim {
@@ -92,7 +102,13 @@ pub enum Claim {
     Decided(ReviewDecision),
     /// This caller owns the review; pass the ticket to [`Engine::run`].
     Review(Ticket),
+    /// Another live process reviews this key now: wait for its result (bounded), which then
+    /// pauses this attempt too; if that process dies, the review is taken over.
+    Waiting(Wait),
 }
+
+/// How often a waiting claim looks at the ledger again.
+const WAIT_POLL: Duration = Duration::from_millis(100);
 
 /// The cold review engine. Cheap to open; the HTTP client is built on the first review.
 #[derive(Debug)]
@@ -179,6 +195,12 @@ impl Engine {
         }
         let cwd = Path::new(&request.cwd);
         let config = self.config((!request.cwd.is_empty()).then_some(cwd))?;
+        for warning in &config.warnings {
+            self.logger.event(
+                "review_config.ignored",
+                serde_json::json!({ "reason": warning }),
+            );
+        }
         let key = request.key();
         let stale = config.max_timeout().saturating_mul(2) + Duration::from_secs(60);
         let rules = ClaimRules {
@@ -198,6 +220,18 @@ impl Engine {
                     request,
                     key,
                     config,
+                }))
+            }
+            Claimed::InFlight(_, owner) => {
+                self.logger
+                    .skipped(kind, "review in progress; waiting for it");
+                // Long enough for the owner's call and its repair round, never unbounded.
+                let bound = config.max_timeout().saturating_mul(2) + Duration::from_secs(10);
+                Ok(Claim::Waiting(Wait {
+                    request,
+                    key,
+                    owner,
+                    deadline: Instant::now() + bound,
                 }))
             }
             Claimed::Held(entry) => {
@@ -247,11 +281,11 @@ impl Engine {
             key,
             config,
         } = ticket;
-        let choice = choose_reviewer(request.author.as_deref(), &config);
+        let (choice, provider, fallback) = self.pick_reviewer(request.author.as_deref(), &config);
         let message = user_message(&request, &key, config.max_input_chars);
         let started = Instant::now();
         let reviewed = self
-            .call_reviewer(&request, &config, &choice, &message)
+            .call_reviewer(&request, &config, provider, &message)
             .await;
         let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         // For an unreviewed key the ledger keeps why the review could not run.
@@ -278,6 +312,7 @@ impl Engine {
                 outcome: reviewed.outcome,
                 ms,
                 source: request.source,
+                fallback: fallback.as_deref(),
             },
         );
         let kind = request.kind;
@@ -313,6 +348,12 @@ impl Engine {
                 (Action::Block, text)
             }
         };
+        let mut reason = reason;
+        for warning in &config.warnings {
+            reason.push_str("\n\n(Crosscheck: ");
+            reason.push_str(warning);
+            reason.push_str(".)");
+        }
         Ok(ReviewDecision {
             key,
             kind,
@@ -333,9 +374,105 @@ impl Engine {
 
     /// [`Engine::claim`] then, if the key is ours, [`Engine::run`].
     pub async fn review(&self, request: ReviewRequest) -> Result<ReviewDecision> {
-        match self.claim(request)? {
-            Claim::Decided(decision) => Ok(decision),
-            Claim::Review(ticket) => self.run(ticket).await,
+        let mut claim = self.claim(request)?;
+        loop {
+            claim = match claim {
+                Claim::Decided(decision) => return Ok(decision),
+                Claim::Review(ticket) => return self.run(ticket).await,
+                Claim::Waiting(wait) => loop {
+                    if let Some(next) = self.poll_wait(&wait)? {
+                        break next;
+                    }
+                    tokio::time::sleep(WAIT_POLL).await;
+                },
+            }
+        }
+    }
+
+    /// Waits (blocking the thread, for the gate's runtime-less path) until the owner of a
+    /// key in flight finishes, dies or the wait's bound passes, and claims again.
+    pub fn wait_blocking(&self, wait: Wait) -> Result<Claim> {
+        loop {
+            if let Some(next) = self.poll_wait(&wait)? {
+                return Ok(next);
+            }
+            std::thread::sleep(WAIT_POLL);
+        }
+    }
+
+    /// [`Engine::wait_blocking`] for async callers.
+    pub async fn wait(&self, wait: Wait) -> Result<Claim> {
+        loop {
+            if let Some(next) = self.poll_wait(&wait)? {
+                return Ok(next);
+            }
+            tokio::time::sleep(WAIT_POLL).await;
+        }
+    }
+
+    /// One look at a waited-for key: `None` while its owner is still reviewing.
+    fn poll_wait(&self, wait: &Wait) -> Result<Option<Claim>> {
+        let kind = wait.request.kind;
+        let entry = self.ledger.get(kind, &wait.key)?;
+        match entry {
+            Some(entry) if entry.status == ReviewStatus::Pending => {
+                let owner_gone = wait.owner.alive() == Some(false);
+                if owner_gone {
+                    // The claim checks the owner's start time as well and takes over.
+                    return self.claim(wait.request.clone()).map(Some);
+                }
+                if Instant::now() >= wait.deadline {
+                    return Ok(Some(Claim::Decided(ReviewDecision {
+                        key: wait.key.clone(),
+                        kind,
+                        source: wait.request.source,
+                        action: Action::Block,
+                        status: ReviewStatus::Pending,
+                        outcome: "in_progress".into(),
+                        reviewer: entry.reviewer,
+                        review: None,
+                        verdict: None,
+                        findings: None,
+                        reason: Some(format!(
+                            "Automated cold review (Crosscheck) is still reviewing this {noun} in \
+                             another process (pid {pid}). Try again when it has finished: the \
+                             next attempt shows its result.",
+                            noun = kind.noun(),
+                            pid = wait.owner.pid
+                        )),
+                        truncated: false,
+                        ledger_hit: true,
+                        duration_ms: 0,
+                    })));
+                }
+                Ok(None)
+            }
+            Some(entry) if matches!(entry.status, ReviewStatus::Clean | ReviewStatus::Flagged) => {
+                // The review this attempt waited for: it pauses with that result.
+                let mut reason = pause_heading(kind);
+                reason.push_str("\n\n");
+                reason.push_str(entry.review.as_deref().unwrap_or("").trim());
+                reason.push_str("\n\n");
+                reason.push_str(pause_trailer(kind));
+                Ok(Some(Claim::Decided(ReviewDecision {
+                    key: wait.key.clone(),
+                    kind,
+                    source: wait.request.source,
+                    action: Action::Block,
+                    status: entry.status,
+                    outcome: entry.outcome,
+                    reviewer: entry.reviewer,
+                    review: entry.review,
+                    verdict: entry.verdict,
+                    findings: entry.findings,
+                    reason: Some(reason),
+                    truncated: false,
+                    ledger_hit: true,
+                    duration_ms: entry.duration_ms.unwrap_or(0),
+                })))
+            }
+            // Unreviewed or pruned: the cadence decides afresh.
+            _ => self.claim(wait.request.clone()).map(Some),
         }
     }
 
@@ -347,11 +484,62 @@ impl Engine {
         Ok(self.client.get_or_init(|| client))
     }
 
+    /// The reviewer and its provider: the rule's choice when it has a usable provider, else
+    /// the floor (a project's raised one, then the user's own), saying why in the log.
+    fn pick_reviewer(
+        &self,
+        author: Option<&str>,
+        config: &Config,
+    ) -> (
+        ReviewerChoice,
+        std::result::Result<ResolvedProvider, String>,
+        Option<String>,
+    ) {
+        let first = choose_reviewer(author, config);
+        let mut candidates = vec![first.clone()];
+        for floor in [&config.floor_model, &config.user_floor_model] {
+            if !floor.trim().is_empty() && candidates.iter().all(|c| &c.model != floor) {
+                candidates.push(ReviewerChoice {
+                    model: floor.clone(),
+                    mode: ChoiceMode::Floor,
+                });
+            }
+        }
+        let mut skipped = Vec::new();
+        let last = candidates.len() - 1;
+        for (i, choice) in candidates.into_iter().enumerate() {
+            let provider = config.resolve_provider(&choice.model, &self.env);
+            let why = match &provider {
+                Ok(p) if p.usable() => None,
+                Ok(p) => Some(p.unusable_reason()),
+                Err(m) => Some(m.clone()),
+            };
+            match why {
+                Some(why) if i < last => skipped.push(format!("{}: {why}", choice.model)),
+                _ => {
+                    let fallback = (!skipped.is_empty()).then(|| {
+                        format!(
+                            "no usable provider for {}; the floor reviews",
+                            skipped.join("; ")
+                        )
+                    });
+                    return (choice, provider, fallback);
+                }
+            }
+        }
+        // `candidates` is never empty; this keeps the function total.
+        (
+            first.clone(),
+            config.resolve_provider(&first.model, &self.env),
+            None,
+        )
+    }
+
     async fn call_reviewer(
         &self,
         request: &ReviewRequest,
         config: &Config,
-        choice: &ReviewerChoice,
+        provider: std::result::Result<ResolvedProvider, String>,
         message: &UserMessage,
     ) -> Reviewed {
         let unreviewed = |failure: CallFailure| Reviewed {
@@ -363,7 +551,7 @@ impl Engine {
             failure: Some(failure),
             note: None,
         };
-        let provider = match config.resolve_provider(&choice.model, &self.env) {
+        let provider = match provider {
             Ok(p) => p,
             Err(m) => return unreviewed(CallFailure::Config(m)),
         };

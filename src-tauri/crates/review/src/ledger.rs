@@ -1,8 +1,11 @@
 //! The ledger: one row per claimed key, in the shared SQLite database.
 //!
 //! Tables are prefixed `review_` (the app's core crate keeps its own tables in the same file).
-//! Every process opens the file in WAL mode with a busy timeout; a key is claimed by one
-//! atomic upsert, so parallel gates for the same key run exactly one review.
+//! Every process opens the file in WAL mode with a busy timeout. A claim reads first (a WAL
+//! read waits for no writer) and takes the write lock only when the key is claimable; inside
+//! that one immediate transaction it reads again and claims, so parallel gates for the same
+//! key run exactly one review. A `pending` row names its owner (pid and process start time):
+//! a claim that finds the owner gone takes the review over.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
@@ -34,6 +37,8 @@ CREATE TABLE IF NOT EXISTS review_ledger (
     attempts    INTEGER NOT NULL DEFAULT 0,
     created_at  INTEGER NOT NULL,
     updated_at  INTEGER NOT NULL,
+    owner_pid   INTEGER,
+    owner_start INTEGER,
     PRIMARY KEY (kind, key)
 );
 CREATE INDEX IF NOT EXISTS review_ledger_created ON review_ledger (created_at);
@@ -97,8 +102,64 @@ pub struct ClaimRules {
 pub enum Claimed {
     /// This caller owns the review; the row is now `pending`.
     Mine,
-    /// The key is held: the row as it stands.
+    /// The key is decided: the row as it stands.
     Held(Box<LedgerEntry>),
+    /// A live process is reviewing the key now: the `pending` row and its owner (pid 0 when
+    /// the row does not say).
+    InFlight(Box<LedgerEntry>, Owner),
+}
+
+/// A process as the ledger records it: pid and start time (clock ticks since boot), so a
+/// recycled pid is not mistaken for the owner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Owner {
+    /// Process id.
+    pub pid: u32,
+    /// Start time, or 0 where the system does not say.
+    pub start: u64,
+}
+
+impl Owner {
+    /// This process.
+    pub fn current() -> Self {
+        let pid = std::process::id();
+        Self {
+            pid,
+            start: process_start(pid).unwrap_or(0),
+        }
+    }
+
+    /// Whether the process still runs: `Some(false)` when it is gone (or its pid now names
+    /// another process), `None` when this system cannot tell.
+    pub fn alive(self) -> Option<bool> {
+        if std::fs::metadata("/proc/self/stat").is_err() {
+            return None;
+        }
+        match std::fs::read_to_string(format!("/proc/{}/stat", self.pid)) {
+            Err(_) => Some(false),
+            Ok(stat) => {
+                let fields = stat_fields(&stat);
+                // A zombie (killed, not yet reaped) no longer reviews anything.
+                let running = !matches!(fields.first().copied(), Some("Z" | "X" | "x"));
+                let same = self.start == 0
+                    || fields.get(19).and_then(|s| s.parse::<u64>().ok()) == Some(self.start);
+                Some(running && same)
+            }
+        }
+    }
+}
+
+/// The fields of `/proc/<pid>/stat` after the command name (field 3 onwards).
+fn stat_fields(stat: &str) -> Vec<&str> {
+    stat.rfind(')')
+        .map(|i| stat[i + 1..].split_whitespace().collect())
+        .unwrap_or_default()
+}
+
+/// Start time of a process in clock ticks since boot (`/proc/<pid>/stat` field 22).
+fn process_start(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat_fields(&stat).get(19)?.parse().ok()
 }
 
 /// What a finished review writes.
@@ -207,15 +268,75 @@ impl RawRow {
     }
 }
 
+/// A row with its owner columns.
+struct OwnedRow {
+    raw: RawRow,
+    owner: Option<Owner>,
+}
+
+fn select_owned(conn: &Connection, info: &ClaimInfo<'_>) -> rusqlite::Result<Option<OwnedRow>> {
+    conn.query_row(
+        &format!(
+            "SELECT {COLUMNS}, owner_pid, owner_start FROM review_ledger \
+             WHERE kind = ?1 AND key = ?2"
+        ),
+        params![info.kind.as_str(), info.key],
+        |row| {
+            let pid: Option<i64> = row.get(16)?;
+            let start: Option<i64> = row.get(17)?;
+            Ok(OwnedRow {
+                raw: read_row(row)?,
+                owner: pid.and_then(|p| u32::try_from(p).ok()).map(|pid| Owner {
+                    pid,
+                    start: start.and_then(|s| u64::try_from(s).ok()).unwrap_or(0),
+                }),
+            })
+        },
+    )
+    .optional()
+}
+
+/// `Some` when the row is not claimable under `rules` (not forced): decided, or in flight.
+fn held(row: OwnedRow, rules: ClaimRules) -> Result<Option<Claimed>> {
+    let OwnedRow { raw, owner } = row;
+    let entry = raw.into_entry()?;
+    Ok(match entry.status {
+        ReviewStatus::Clean | ReviewStatus::Flagged => Some(Claimed::Held(Box::new(entry))),
+        ReviewStatus::Unreviewed if entry.attempts >= rules.max_unreviewed_attempts => {
+            Some(Claimed::Held(Box::new(entry)))
+        }
+        ReviewStatus::Unreviewed => None,
+        ReviewStatus::Pending => {
+            let stale = entry.updated_at < rules.stale_before_ms;
+            let alive = owner.and_then(Owner::alive);
+            match (alive, owner) {
+                (Some(false), _) => None,
+                (_, _) if stale => None,
+                (_, Some(o)) => Some(Claimed::InFlight(Box::new(entry), o)),
+                (_, None) => Some(Claimed::InFlight(
+                    Box::new(entry),
+                    Owner { pid: 0, start: 0 },
+                )),
+            }
+        }
+    })
+}
+
 impl Ledger {
     /// Opens (creating if needed) the database at `path`: WAL, busy timeout, `review_` tables.
     pub fn open(path: &Path) -> Result<Self> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|source| Error::Io {
+            crate::private::create_dir_all(parent).map_err(|source| Error::Io {
                 path: parent.to_owned(),
                 source,
             })?;
         }
+        // The ledger holds what was reviewed: the file and its journals are the user's alone.
+        // SQLite gives the WAL and shared-memory files the database file's mode.
+        crate::private::touch_private(path).map_err(|source| Error::Io {
+            path: path.to_owned(),
+            source,
+        })?;
         let sql = |source| Error::Ledger {
             path: path.to_owned(),
             source,
@@ -229,7 +350,44 @@ impl Ledger {
             .map_err(sql)?;
         conn.execute_batch("PRAGMA synchronous=NORMAL;")
             .map_err(sql)?;
-        conn.execute_batch(SCHEMA).map_err(sql)?;
+        // Creating the tables takes the write lock: skip it when they exist, so a ledger hit
+        // never waits for another process's write.
+        let have: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM pragma_table_info('review_ledger') \
+                 WHERE name IN ('owner_pid', 'owner_start')",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(sql)?;
+        let texts: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'review_texts'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(sql)?;
+        if have < 2 || texts == 0 {
+            conn.execute_batch(SCHEMA).map_err(sql)?;
+            // A ledger from before rows named their owner gains the two columns.
+            for column in ["owner_pid", "owner_start"] {
+                match conn.execute_batch(&format!(
+                    "ALTER TABLE review_ledger ADD COLUMN {column} INTEGER"
+                )) {
+                    Ok(()) => {}
+                    Err(e) if e.to_string().contains("duplicate column") => {}
+                    Err(e) => return Err(sql(e)),
+                }
+            }
+        }
+        for suffix in ["-wal", "-shm"] {
+            let mut journal = path.as_os_str().to_owned();
+            journal.push(suffix);
+            crate::private::restrict(Path::new(&journal)).map_err(|source| Error::Io {
+                path: PathBuf::from(&journal),
+                source,
+            })?;
+        }
         Ok(Self {
             conn: Mutex::new(conn),
             path: path.to_owned(),
@@ -248,61 +406,59 @@ impl Ledger {
         }
     }
 
-    /// Atomically claims a key: inserts a `pending` row, or takes over a row that may be
-    /// reviewed again (forced, `unreviewed` below the attempt bound, or abandoned `pending`).
-    /// Otherwise returns the row as it stands.
+    /// Claims a key: inserts a `pending` row owned by this process, or takes over a row that
+    /// may be reviewed again (forced, `unreviewed` below the attempt bound, or `pending` with
+    /// its owner gone or silent past `stale_before_ms`). Otherwise returns the row as it
+    /// stands. Reads first without the write lock, so a decided key never waits for a writer.
     pub fn claim(&self, info: &ClaimInfo<'_>, rules: ClaimRules) -> Result<Claimed> {
         let mut conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        if !rules.force
+            && let Some(row) = select_owned(&conn, info).map_err(|e| self.sql(e))?
+            && let Some(held) = held(row, rules)?
+        {
+            return Ok(held);
+        }
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| self.sql(e))?;
-        let now = now_ms();
-        let changed = tx
-            .execute(
-                "INSERT INTO review_ledger (kind, key, source, cwd, path, author, status, outcome, \
-                 attempts, created_at, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', 'pending', 0, ?7, ?7)
-                 ON CONFLICT (kind, key) DO UPDATE SET
-                    status = 'pending', outcome = 'pending', source = excluded.source,
-                    path = excluded.path, author = excluded.author, updated_at = excluded.updated_at
-                 WHERE ?8
-                    OR (review_ledger.status = 'unreviewed' AND review_ledger.attempts < ?9)
-                    OR (review_ledger.status = 'pending' AND review_ledger.updated_at < ?10)",
-                params![
-                    info.kind.as_str(),
-                    info.key,
-                    info.source.as_str(),
-                    info.cwd,
-                    info.path,
-                    info.author,
-                    now,
-                    rules.force,
-                    rules.max_unreviewed_attempts,
-                    rules.stale_before_ms,
-                ],
-            )
-            .map_err(|e| self.sql(e))?;
-        let result = if changed > 0 {
-            tx.execute(
-                "DELETE FROM review_ledger WHERE rowid IN (
-                    SELECT rowid FROM review_ledger ORDER BY created_at DESC, rowid DESC
-                    LIMIT -1 OFFSET ?1)",
-                params![i64::try_from(rules.max_rows).unwrap_or(i64::MAX)],
-            )
-            .map_err(|e| self.sql(e))?;
-            Claimed::Mine
-        } else {
-            let raw = tx
-                .query_row(
-                    &format!("SELECT {COLUMNS} FROM review_ledger WHERE kind = ?1 AND key = ?2"),
-                    params![info.kind.as_str(), info.key],
-                    read_row,
-                )
-                .map_err(|e| self.sql(e))?;
-            Claimed::Held(Box::new(raw.into_entry()?))
-        };
+        if !rules.force
+            && let Some(row) = select_owned(&tx, info).map_err(|e| self.sql(e))?
+            && let Some(held) = held(row, rules)?
+        {
+            tx.commit().map_err(|e| self.sql(e))?;
+            return Ok(held);
+        }
+        let me = Owner::current();
+        tx.execute(
+            "INSERT INTO review_ledger (kind, key, source, cwd, path, author, status, outcome, \
+             attempts, created_at, updated_at, owner_pid, owner_start)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', 'pending', 0, ?7, ?7, ?8, ?9)
+             ON CONFLICT (kind, key) DO UPDATE SET
+                status = 'pending', outcome = 'pending', source = excluded.source,
+                path = excluded.path, author = excluded.author, updated_at = excluded.updated_at,
+                owner_pid = excluded.owner_pid, owner_start = excluded.owner_start",
+            params![
+                info.kind.as_str(),
+                info.key,
+                info.source.as_str(),
+                info.cwd,
+                info.path,
+                info.author,
+                now_ms(),
+                me.pid,
+                i64::try_from(me.start).unwrap_or(0),
+            ],
+        )
+        .map_err(|e| self.sql(e))?;
+        tx.execute(
+            "DELETE FROM review_ledger WHERE rowid IN (
+                SELECT rowid FROM review_ledger ORDER BY created_at DESC, rowid DESC
+                LIMIT -1 OFFSET ?1)",
+            params![i64::try_from(rules.max_rows).unwrap_or(i64::MAX)],
+        )
+        .map_err(|e| self.sql(e))?;
         tx.commit().map_err(|e| self.sql(e))?;
-        Ok(result)
+        Ok(Claimed::Mine)
     }
 
     /// Writes a finished review (re-inserting the row if it was pruned meanwhile) and
@@ -514,9 +670,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ledger = Ledger::open(&dir.path().join("x.db")).unwrap();
         assert_eq!(ledger.claim(&info("a"), rules()).unwrap(), Claimed::Mine);
-        assert!(
-            matches!(ledger.claim(&info("a"), rules()).unwrap(), Claimed::Held(e) if e.status == ReviewStatus::Pending)
-        );
+        assert!(matches!(ledger.claim(&info("a"), rules()).unwrap(),
+                     Claimed::InFlight(e, o) if e.status == ReviewStatus::Pending && o == Owner::current()));
         let unreviewed = |ledger: &Ledger| {
             ledger
                 .record(&Record {
@@ -555,6 +710,75 @@ mod tests {
             ..rules()
         };
         assert_eq!(ledger.claim(&info("a"), stale).unwrap(), Claimed::Mine);
+    }
+
+    #[test]
+    fn a_pending_row_whose_owner_is_gone_is_taken_over_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::open(&dir.path().join("x.db")).unwrap();
+        assert_eq!(ledger.claim(&info("a"), rules()).unwrap(), Claimed::Mine);
+        // A process that has exited: its pid names nothing (or another process) now.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let gone = child.id();
+        child.wait().unwrap();
+        ledger
+            .conn
+            .lock()
+            .unwrap()
+            .execute(
+                "UPDATE review_ledger SET owner_pid = ?1, owner_start = 1",
+                params![gone],
+            )
+            .unwrap();
+        assert_eq!(ledger.claim(&info("a"), rules()).unwrap(), Claimed::Mine);
+        // The same pid with another start time is another process.
+        let me = Owner::current();
+        assert_eq!(
+            Owner {
+                start: me.start + 1,
+                ..me
+            }
+            .alive(),
+            Some(false)
+        );
+        assert_eq!(me.alive(), Some(true));
+    }
+
+    #[test]
+    fn a_decided_key_is_read_without_waiting_for_a_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.db");
+        let ledger = Ledger::open(&path).unwrap();
+        assert_eq!(ledger.claim(&info("a"), rules()).unwrap(), Claimed::Mine);
+        ledger
+            .record(&Record {
+                info: info("a"),
+                reviewer: Some("m"),
+                status: ReviewStatus::Flagged,
+                outcome: "flagged",
+                verdict: None,
+                findings: None,
+                review: None,
+                duration_ms: 5,
+                unreviewed_attempt: false,
+            })
+            .unwrap();
+        let writer = Connection::open(&path).unwrap();
+        writer
+            .execute_batch(
+                "BEGIN IMMEDIATE; INSERT INTO review_texts VALUES ('plan', 'z', 't', 0);",
+            )
+            .unwrap();
+        let started = std::time::Instant::now();
+        let other = Ledger::open(&path).unwrap();
+        let held = other.claim(&info("a"), rules()).unwrap();
+        let waited = started.elapsed();
+        writer.execute_batch("COMMIT").unwrap();
+        assert!(matches!(held, Claimed::Held(e) if e.status == ReviewStatus::Flagged));
+        assert!(
+            waited < Duration::from_secs(1),
+            "waited {waited:?} for the writer"
+        );
     }
 
     #[test]

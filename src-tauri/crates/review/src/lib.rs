@@ -24,6 +24,7 @@ pub mod error;
 pub mod ledger;
 pub mod log;
 pub mod paths;
+pub mod private;
 pub mod prompt;
 pub mod provider;
 pub mod rank;

@@ -91,6 +91,8 @@ pub struct DoneFields<'a> {
     pub ms: u64,
     /// Where the text came from.
     pub source: ReviewSource,
+    /// Why the rule's reviewer was passed over for the floor, when it was.
+    pub fallback: Option<&'a str>,
 }
 
 impl Logger {
@@ -122,16 +124,17 @@ impl Logger {
 
     /// `plan_review.done` / `commit_review.done`.
     pub fn done(&self, kind: ReviewKind, fields: DoneFields<'_>) {
-        self.event(
-            &format!("{}_review.done", kind.as_str()),
-            json!({
-                "mode": fields.mode,
-                "reviewer": fields.reviewer,
-                "outcome": fields.outcome,
-                "ms": fields.ms,
-                "source": fields.source.as_str(),
-            }),
-        );
+        let mut event = json!({
+            "mode": fields.mode,
+            "reviewer": fields.reviewer,
+            "outcome": fields.outcome,
+            "ms": fields.ms,
+            "source": fields.source.as_str(),
+        });
+        if let (Some(fallback), Value::Object(map)) = (fields.fallback, &mut event) {
+            map.insert("fallback".into(), Value::String(fallback.into()));
+        }
+        self.event(&format!("{}_review.done", kind.as_str()), event);
     }
 
     /// `plan_review.skipped` / `commit_review.skipped`.

@@ -150,15 +150,8 @@ pub fn request_parts(spec: &CallSpec<'_>) -> (String, Value) {
 /// Calls the reviewer and returns its reply text.
 pub async fn call(client: &reqwest::Client, spec: &CallSpec<'_>) -> Result<String, CallFailure> {
     let p = spec.provider;
-    if p.api_key.is_none() && p.default_url {
-        let var = match p.kind {
-            ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
-            ProviderKind::Openai => "OPENAI_API_KEY",
-        };
-        return Err(CallFailure::Auth(format!(
-            "no API key for provider `{}`: set {var} or `apiKey` in review.json",
-            p.name
-        )));
+    if !p.usable() {
+        return Err(CallFailure::Auth(p.unusable_reason()));
     }
     match tokio::time::timeout(spec.timeout, send(client, spec)).await {
         Ok(result) => result,

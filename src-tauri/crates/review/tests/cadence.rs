@@ -357,7 +357,7 @@ async fn a_ledger_hit_is_decided_by_claim_alone() {
 }
 
 #[tokio::test]
-async fn two_engines_on_one_database_review_a_key_once() {
+async fn two_engines_on_one_database_review_a_key_once_and_both_pause_with_it() {
     let server = Server::start().await;
     server.always(Reply::Delay(
         Duration::from_millis(300),
@@ -368,31 +368,80 @@ async fn two_engines_on_one_database_review_a_key_once() {
     let (a, b) = tokio::join!(rig.engine.review(draft(PLAN)), other.review(draft(PLAN)));
     let (a, b) = (a.unwrap(), b.unwrap());
     assert_eq!(server.count(), 1);
-    let mut actions = [a.action, b.action];
-    actions.sort_by_key(|a| *a == Action::Proceed);
-    assert_eq!(actions, [Action::Block, Action::Proceed]);
-    let hit = if a.ledger_hit { a } else { b };
-    assert_eq!(hit.outcome, "in_progress");
+    assert_eq!([a.action, b.action], [Action::Block, Action::Block]);
+    let waited = if a.ledger_hit { a } else { b };
+    assert_eq!(waited.status, ReviewStatus::Flagged);
+    assert!(waited.reason.unwrap().contains(&flags_reply()));
+    // The next attempt proceeds.
+    let again = rig.engine.review(draft(PLAN)).await.unwrap();
+    assert_eq!(again.action, Action::Proceed);
 }
 
 #[tokio::test]
-async fn an_invalid_project_config_is_an_error_naming_the_file_and_key() {
+async fn a_project_file_is_never_an_error_it_is_ignored_with_a_warning() {
     let server = Server::start().await;
+    server.always(Reply::Text(flags_reply()));
     let rig = rig(&server.base, quick());
     let project = rig.dir.path().join("project");
     std::fs::create_dir_all(project.join(".crosscheck")).unwrap();
     std::fs::write(
         project.join(".crosscheck/review.json"),
-        r#"{"floorModal": "x"}"#,
+        r#"{"floorModal": "x", "reviewTimeoutMs": 1}"#,
     )
     .unwrap();
     let request = ReviewRequest::plan(project.to_str().unwrap(), PLAN, ReviewSource::Draft);
-    let err = rig.engine.review(request).await.unwrap_err().to_string();
+    let decision = rig.engine.review(request).await.unwrap();
+    assert_eq!(decision.status, ReviewStatus::Flagged);
+    let reason = decision.reason.unwrap();
     assert!(
-        err.contains(".crosscheck/review.json") && err.contains("floorModal"),
-        "{err}"
+        reason.contains("floorModal") && reason.contains("reviewTimeoutMs"),
+        "{reason}"
     );
-    assert_eq!(server.count(), 0);
+    let warned = rig
+        .log
+        .events()
+        .iter()
+        .filter(|e| e["event"] == "review_config.ignored")
+        .count();
+    assert_eq!(warned, 2);
+}
+
+#[tokio::test]
+async fn an_author_without_a_usable_provider_falls_back_to_the_floor() {
+    let server = Server::start().await;
+    server.always(Reply::Text(flags_reply()));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("config")).unwrap();
+    std::fs::write(dir.path().join("config/review.json"), quick().to_string()).unwrap();
+    let (logger, log) = crosscheck_review::Logger::memory();
+    // Only an Anthropic key; OpenAI at the vendor's own URL without a key.
+    let engine = crosscheck_review::Engine::open(crosscheck_review::EngineOptions {
+        database_path: dir.path().join("db"),
+        config_dir: dir.path().join("config"),
+        logger,
+        env: crosscheck_review::Env::Map(std::collections::BTreeMap::from([
+            ("ANTHROPIC_API_KEY".to_owned(), "k".to_owned()),
+            ("ANTHROPIC_BASE_URL".to_owned(), server.base.clone()),
+        ])),
+    })
+    .unwrap();
+    for (i, author) in ["gpt-5", "o3", "gemini-2.5-pro"].into_iter().enumerate() {
+        let mut request = draft(&format!("{PLAN}\n{author}"));
+        request.author = Some(author.into());
+        let decision = engine.review(request).await.unwrap();
+        assert_eq!(decision.status, ReviewStatus::Flagged, "{author}");
+        assert_eq!(decision.reviewer.as_deref(), Some("claude-sonnet-4-5"));
+        assert_eq!(server.seen()[i].path, "/v1/messages", "{author}");
+        let done = log
+            .events()
+            .into_iter()
+            .filter(|e| e["event"] == "plan_review.done")
+            .nth(i)
+            .unwrap();
+        assert_eq!(done["mode"], "floor");
+        let why = done["fallback"].as_str().unwrap_or_default();
+        assert!(why.contains(author), "{done}");
+    }
 }
 
 /// The app spawns reviews on a multi-threaded runtime: the engine and its futures are Send.

@@ -199,8 +199,9 @@ pub async fn start(
     };
     let ticket = match claimed {
         Ok(Claim::Review(ticket)) => ticket,
-        Ok(Claim::Decided(_)) => {
-            // Cadence `Always` claims every key with text; only empty text is decided here.
+        Ok(Claim::Decided(_) | Claim::Waiting(_)) => {
+            // Cadence `Always` claims every key with text (it never waits); only empty text
+            // is decided here.
             core.running_reviews().remove(&key);
             return Err(Error::InvalidRequest("there is no text to review".into()));
         }
