@@ -22,8 +22,9 @@ use serde_json::Value;
 /// The `crosscheck gate` subcommands.
 #[derive(clap::Subcommand, Debug)]
 pub enum GateCommand {
-    /// Gate a plan: a Claude Code `PreToolUse` payload on stdin, or `--file` / `--text`.
-    /// Exits 0 to proceed, 2 to block (reason on stderr), 1 on an internal error.
+    /// Gate a plan: a Claude Code `PreToolUse` payload on stdin, or `--file` / `--text` /
+    /// `--text-stdin`. Exits 0 to proceed, 2 to block (reason on stderr; 10 with
+    /// `--format pi`), 1 on an internal error.
     Plan(PlanArgs),
     /// Gate a commit as a git `pre-commit` hook: reviews `git diff --cached`.
     /// Exits 0 to proceed, 1 to block (reason on stderr).
@@ -32,14 +33,21 @@ pub enum GateCommand {
     Install(install::InstallArgs),
 }
 
+/// Exit code of a pause under `--format pi`: one that no argument error (clap exits 2), panic
+/// (101) or signal (128 + n) produces, so the extension never reads a broken call as a pause.
+pub const PI_PAUSED_EXIT: u8 = 10;
+
 /// How `gate plan` tells the host to block.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Format {
     /// Exit 2 with the reason on stderr.
     #[default]
     ExitCode,
-    /// Print Claude Code's `hookSpecificOutput` deny JSON on stdout and exit 0.
+    /// Print Claude Code's `hookSpecificOutput` deny JSON on stdout and exit 0; a note (the
+    /// plan proceeds unreviewed, the gate could not run) is a `systemMessage` on stdout.
     ClaudeJson,
+    /// For the pi extension: exit 10 with the reason on stderr.
+    Pi,
 }
 
 /// Arguments of `crosscheck gate plan`.
@@ -49,8 +57,12 @@ pub struct PlanArgs {
     #[arg(long)]
     pub file: Option<PathBuf>,
     /// The plan text passed as the tool's parameter (stdin is not read when given).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "text_stdin")]
     pub text: Option<String>,
+    /// Read the plan text from stdin as it is, never as a hook payload (any length, any first
+    /// character).
+    #[arg(long)]
+    pub text_stdin: bool,
     /// Working directory the plan belongs to (default: the payload's `cwd`, else the current
     /// directory).
     #[arg(long)]
@@ -175,17 +187,22 @@ fn resolve_cwd(flag: Option<PathBuf>, payload: Option<&str>) -> Result<PathBuf, 
 }
 
 /// Claims the key and, only if a review is due, builds a current-thread runtime to run it.
+/// A key another live process reviews is waited for (bounded) without a runtime.
 fn decide(engine: &Engine, request: ReviewRequest) -> Result<ReviewDecision, String> {
-    match engine.claim(request).map_err(|e| e.to_string())? {
-        Claim::Decided(decision) => Ok(decision),
-        Claim::Review(ticket) => {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| format!("async runtime: {e}"))?;
-            runtime
-                .block_on(engine.run(ticket))
-                .map_err(|e| e.to_string())
+    let mut claim = engine.claim(request).map_err(|e| e.to_string())?;
+    loop {
+        claim = match claim {
+            Claim::Decided(decision) => return Ok(decision),
+            Claim::Waiting(wait) => engine.wait_blocking(wait).map_err(|e| e.to_string())?,
+            Claim::Review(ticket) => {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| format!("async runtime: {e}"))?;
+                return runtime
+                    .block_on(engine.run(ticket))
+                    .map_err(|e| e.to_string());
+            }
         }
     }
 }
@@ -215,7 +232,9 @@ fn read_stdin() -> Result<String, String> {
 fn plan_input(args: &PlanArgs) -> Result<Option<PlanInput>, String> {
     let mut parameter = args.text.clone();
     let mut payload_cwd = None;
-    if args.text.is_none() {
+    if args.text_stdin {
+        parameter = Some(read_stdin()?);
+    } else if args.text.is_none() {
         let stdin = read_stdin()?;
         let trimmed = stdin.trim_start();
         if trimmed.starts_with('{') {
@@ -283,18 +302,32 @@ fn gate_plan(args: PlanArgs) -> ExitCode {
         .and_then(|engine| decide(&engine, request))
     {
         Ok(decision) => decision,
-        Err(e) => return fail("gate plan", &e),
+        Err(e) => {
+            if args.format == Format::ClaudeJson {
+                system_message(&format!("Crosscheck gate could not run: {e}"));
+            }
+            return fail("gate plan", &e);
+        }
     };
     match (decision.action, args.format) {
-        (Action::Proceed, _) => {
+        (Action::Proceed, format) => {
             if let Some(note) = &decision.reason {
                 eprintln!("{note}");
+                // Claude Code shows a hook's stderr only in verbose mode: a plan that
+                // proceeds unreviewed says so where the user sees it.
+                if format == Format::ClaudeJson {
+                    system_message(note);
+                }
             }
             ExitCode::SUCCESS
         }
         (Action::Block, Format::ExitCode) => {
             eprintln!("{}", decision.reason.unwrap_or_default());
             ExitCode::from(2)
+        }
+        (Action::Block, Format::Pi) => {
+            eprintln!("{}", decision.reason.unwrap_or_default());
+            ExitCode::from(PI_PAUSED_EXIT)
         }
         (Action::Block, Format::ClaudeJson) => {
             let out = serde_json::json!({
@@ -308,6 +341,11 @@ fn gate_plan(args: PlanArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
     }
+}
+
+/// Prints Claude Code's `systemMessage` (shown to the user) on stdout.
+fn system_message(text: &str) {
+    println!("{}", serde_json::json!({ "systemMessage": text }));
 }
 
 fn git(cwd: &Path, args: &[&str]) -> Result<Vec<u8>, String> {

@@ -251,7 +251,7 @@ fn an_invalid_config_names_the_file_and_key_and_does_not_block_the_host() {
 }
 
 /// Two gate processes for the same key at the same time over one ledger: exactly one
-/// review reaches the model server; the other proceeds.
+/// review reaches the model server; the other waits for it and pauses with its result.
 #[test]
 fn two_processes_on_one_ledger_review_a_key_once() {
     let env = Env::new();
@@ -282,7 +282,7 @@ fn two_processes_on_one_ledger_review_a_key_once() {
     let (a, b) = (spawn(), spawn());
     let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
     assert_eq!(env.server.count(), 2, "warm-up plus exactly one review");
-    let mut codes = [a.status.code(), b.status.code()];
-    codes.sort();
-    assert_eq!(codes, [Some(0), Some(2)], "{}\n{}", stderr(&a), stderr(&b));
+    let codes = [a.status.code(), b.status.code()];
+    assert_eq!(codes, [Some(2), Some(2)], "{}\n{}", stderr(&a), stderr(&b));
+    assert!(stderr(&a).contains(&plan_flags()) && stderr(&b).contains(&plan_flags()));
 }

@@ -20,6 +20,13 @@ pub enum Reply {
     Text(String, Duration),
     /// A status with a JSON error body.
     Status(u16),
+    /// Any status, content type and body bytes, after a delay.
+    Raw(u16, &'static str, Vec<u8>, Duration),
+    /// A 200 whose `Content-Length` promises more than the bytes sent before the connection
+    /// closes.
+    Cut(Vec<u8>),
+    /// Close the connection without answering.
+    Close,
 }
 
 #[derive(Default)]
@@ -117,7 +124,23 @@ fn serve(stream: TcpStream, state: Arc<Mutex<State>>) {
             .or_else(|| s.fallback.clone())
             .unwrap_or(Reply::Status(500))
     };
-    let (status, body) = match reply {
+    let mut stream = stream;
+    let (status, content_type, body): (u16, &str, Vec<u8>) = match reply {
+        Reply::Close => return,
+        Reply::Cut(part) => {
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                part.len() * 4 + 100
+            );
+            let _ = stream.write_all(&part);
+            let _ = stream.flush();
+            return;
+        }
+        Reply::Raw(status, content_type, body, delay) => {
+            std::thread::sleep(delay);
+            (status, content_type, body)
+        }
         Reply::Text(text, delay) => {
             std::thread::sleep(delay);
             let body = if path.ends_with("/v1/messages") {
@@ -125,19 +148,22 @@ fn serve(stream: TcpStream, state: Arc<Mutex<State>>) {
             } else {
                 json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]})
             };
-            (200, body.to_string())
+            (200, "application/json", body.to_string().into_bytes())
         }
         Reply::Status(code) => (
             code,
-            json!({"error": {"message": "scripted failure"}}).to_string(),
+            "application/json",
+            json!({"error": {"message": "scripted failure"}})
+                .to_string()
+                .into_bytes(),
         ),
     };
-    let mut stream = stream;
     let _ = write!(
         stream,
-        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "HTTP/1.1 {status} X\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
+    let _ = stream.write_all(&body);
 }
 
 /// A flagged plan review.
