@@ -127,3 +127,17 @@ describe('plain prose fast path', () => {
     }
   });
 });
+
+describe('remote resources', () => {
+  it('drops remote poster and background URLs as it does remote image sources', () => {
+    const el = dom(
+      renderMarkdown(
+        '<video poster="https://tracker.example/p.png" src="https://tracker.example/v.mp4"><source src="https://tracker.example/s.mp4"></video>' +
+          '<table background="https://tracker.example/bg.png"><tr><td background="http://tracker.example/td.png">x</td></tr></table>' +
+          '<img src="https://tracker.example/i.png"> <img src="data:image/png;base64,AAAA">',
+      ),
+    );
+    expect(el.innerHTML).not.toContain('tracker.example');
+    expect(el.querySelector('img[src^="data:image/png"]')).not.toBeNull();
+  });
+});

@@ -1,5 +1,6 @@
 // Markdown for assistant text: marked for parsing, DOMPurify for safety. Output carries no
-// scripts, event handlers, inline styles, frames or `javascript:` URLs; links open externally.
+// scripts, event handlers, inline styles, frames, `javascript:` URLs or remote images, posters
+// and media; links open externally, in-page `#` links stay in the page.
 // Long texts are split into blocks so streaming re-parses only the last block.
 
 import DOMPurify from 'dompurify';
@@ -31,12 +32,16 @@ function getPurifier(): ReturnType<typeof DOMPurify> {
         node.removeAttribute('href');
       }
     }
-    if (node.nodeName === 'IMG') {
-      const src = node.getAttribute('src') ?? '';
-      // Remote images would leak requests (and are blocked by the CSP anyway): keep data: only.
-      if (!/^data:image\//i.test(src)) node.removeAttribute('src');
-      node.setAttribute('loading', 'lazy');
+    // Remote URLs that load by themselves would leak requests (the CSP blocks most, but not
+    // every host has it): images, posters and backgrounds keep data: images only, and media
+    // sources are dropped.
+    for (const attr of ['src', 'poster', 'background']) {
+      const value = node.getAttribute(attr);
+      if (value === null) continue;
+      const image = attr !== 'src' || node.nodeName === 'IMG';
+      if (!image || !/^\s*data:image\//i.test(value)) node.removeAttribute(attr);
     }
+    if (node.nodeName === 'IMG') node.setAttribute('loading', 'lazy');
   });
   // Parse the policy once; `sanitize(html)` without a config then reuses it.
   p.setConfig(SANITIZE);
