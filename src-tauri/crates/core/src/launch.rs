@@ -21,7 +21,7 @@ pub fn opencode_target(url: Option<String>) -> OpencodeTarget {
             let working_dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
             OpencodeTarget::Managed(SupervisorOptions {
                 binary: std::env::var_os("CROSSCHECK_OPENCODE_BIN").map(PathBuf::from),
-                search_dirs: search_dirs(&working_dir),
+                search_dirs: search_dirs(std::env::current_exe().ok().as_deref()),
                 working_dir,
                 extra_env: Vec::new(),
             })
@@ -29,13 +29,20 @@ pub fn opencode_target(url: Option<String>) -> OpencodeTarget {
     }
 }
 
-/// Folders whose `node_modules` may hold the pinned OpenCode: the working folder, the
-/// executable's folder and their ancestors, each with its `tests/` child (the project's pin).
-fn search_dirs(cwd: &Path) -> Vec<PathBuf> {
-    let mut roots: Vec<PathBuf> = cwd.ancestors().take(6).map(Path::to_path_buf).collect();
-    if let Ok(exe) = std::env::current_exe() {
-        roots.extend(exe.ancestors().skip(1).take(6).map(Path::to_path_buf));
-    }
+/// Folders whose `node_modules` may hold the pinned OpenCode: the executable's folder and its
+/// ancestors, each with its `tests/` child (the project's pin). Never the working folder or
+/// its ancestors: a repository opened there could ship a `node_modules/.bin/opencode` of its
+/// own, and the app would run it.
+fn search_dirs(exe: Option<&Path>) -> Vec<PathBuf> {
+    let roots: Vec<PathBuf> = exe
+        .map(|exe| {
+            exe.ancestors()
+                .skip(1)
+                .take(6)
+                .map(Path::to_path_buf)
+                .collect()
+        })
+        .unwrap_or_default();
     let mut dirs = Vec::new();
     for root in roots {
         for dir in [root.clone(), root.join("tests")] {
@@ -55,4 +62,32 @@ pub fn init_logging() {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .try_init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_working_folder_is_never_searched_for_opencode() {
+        let OpencodeTarget::Managed(options) = opencode_target(None) else {
+            panic!("no URL: a managed server");
+        };
+        let cwd = std::env::current_dir().unwrap();
+        let exe = std::env::current_exe().unwrap();
+        for dir in &options.search_dirs {
+            let from_exe = exe.ancestors().any(|a| dir == a || *dir == a.join("tests"));
+            assert!(from_exe, "{} is not next to the executable", dir.display());
+        }
+        // Folders the working folder has that the executable does not are never searched.
+        let exe_roots: Vec<&Path> = exe.ancestors().collect();
+        for a in cwd.ancestors().filter(|a| !exe_roots.contains(a)) {
+            assert!(
+                !options.search_dirs.iter().any(|d| d == a),
+                "{}",
+                a.display()
+            );
+        }
+        assert_eq!(search_dirs(None), Vec::<PathBuf>::new());
+    }
 }

@@ -551,6 +551,41 @@ async fn what_cannot_be_reviewed_is_refused_at_once() {
         .await
         .expect_err("unknown session");
     assert_eq!(err.code, crosscheck_core::ErrorCode::NotFound);
+
+    // A plan file outside the session's folder, directly, by `..` or through a link.
+    let outside = tempfile::tempdir().expect("outside");
+    let secret = outside.path().join("secret.md");
+    std::fs::write(&secret, PLAN).expect("outside file");
+    let inside = std::path::Path::new(&h.fake.directory);
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&secret, inside.join("link.md")).expect("link");
+    let up = format!(
+        "{}/secret.md",
+        std::iter::repeat_n("..", inside.components().count())
+            .collect::<Vec<_>>()
+            .join("/")
+            + &outside.path().display().to_string()
+    );
+    for path in [secret.display().to_string(), up, "link.md".to_owned()] {
+        let err = h
+            .request(Request::ColdReview(crosscheck_core::requests::ColdReview {
+                session_id: sid.clone(),
+                message_id: None,
+                path: Some(path.clone()),
+            }))
+            .await
+            .expect_err("outside the session's folder");
+        assert_eq!(
+            err.code,
+            crosscheck_core::ErrorCode::InvalidRequest,
+            "{path}"
+        );
+        assert!(
+            err.message.contains("outside the session's folder"),
+            "{path}: {}",
+            err.message
+        );
+    }
     assert!(reviewer.seen().is_empty());
 
     // The command is offered with a locale key.

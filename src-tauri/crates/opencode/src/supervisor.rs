@@ -663,9 +663,11 @@ fn platform_packages() -> Vec<String> {
         .collect()
 }
 
+/// Looks `name` up in the absolute entries of `PATH`; a relative entry (`.`,
+/// `node_modules/.bin`) would resolve against the current folder, which may be any repository.
 fn on_path(name: &OsStr, path_var: Option<&OsStr>) -> Option<PathBuf> {
     std::env::split_paths(path_var?)
-        .filter(|dir| !dir.as_os_str().is_empty())
+        .filter(|dir| dir.is_absolute())
         .map(|dir| dir.join(name))
         .find(|candidate| is_executable(candidate))
 }
@@ -742,6 +744,22 @@ mod tests {
         assert_eq!(
             find_binary_in(Some(&explicit), Some(&empty_path), &dirs).expect("found"),
             explicit
+        );
+    }
+
+    #[test]
+    fn relative_path_entries_are_not_searched() {
+        let cwd = std::env::current_dir().expect("cwd");
+        // A relative entry that names a real folder under the current one.
+        let rel = Path::new("target-relative-path-test");
+        let _ = std::fs::remove_dir_all(cwd.join(rel));
+        fake_exe(&cwd.join(rel).join("opencode"));
+        let path = std::env::join_paths([rel.to_path_buf()]).expect("PATH");
+        let found = find_binary_in(None, Some(&path), &[]);
+        let _ = std::fs::remove_dir_all(cwd.join(rel));
+        assert!(
+            found.is_err(),
+            "found {found:?} through a relative PATH entry"
         );
     }
 

@@ -108,8 +108,8 @@ struct Subject {
 }
 
 /// Starts a cold review of a plan from `session_id`: the file at `path` (relative paths are
-/// resolved against the session's directory), else assistant message `message_id`, else the
-/// session's latest completed assistant reply. Returns the first progress; the review runs on.
+/// resolved against the session's directory; only files under it are read), else assistant
+/// message `message_id`, else the session's latest completed assistant reply. Returns the first progress; the review runs on.
 pub async fn start(
     core: &Core,
     session_id: &str,
@@ -398,7 +398,21 @@ async fn read_plan_file(directory: &str, path: &str) -> Result<(PathBuf, String)
             full.display()
         ))
     };
-    let meta = tokio::fs::metadata(&full)
+    // Only files under the session's folder: a plan path comes from the composer (or a
+    // pasted command), and the reviewer is a remote model. Links are resolved first.
+    let real = tokio::fs::canonicalize(&full)
+        .await
+        .map_err(|e| unreadable(e.to_string()))?;
+    let root = tokio::fs::canonicalize(directory)
+        .await
+        .map_err(|e| unreadable(format!("the session's folder {directory}: {e}")))?;
+    if !real.starts_with(&root) {
+        return Err(unreadable(format!(
+            "it is outside the session's folder {}",
+            root.display()
+        )));
+    }
+    let meta = tokio::fs::metadata(&real)
         .await
         .map_err(|e| unreadable(e.to_string()))?;
     if !meta.is_file() {
@@ -410,7 +424,7 @@ async fn read_plan_file(directory: &str, path: &str) -> Result<(PathBuf, String)
             MAX_PLAN_FILE_BYTES / (1024 * 1024)
         )));
     }
-    let bytes = tokio::fs::read(&full)
+    let bytes = tokio::fs::read(&real)
         .await
         .map_err(|e| unreadable(e.to_string()))?;
     let text = String::from_utf8(bytes).map_err(|_| unreadable("it is not UTF-8 text".into()))?;
