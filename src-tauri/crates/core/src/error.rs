@@ -8,7 +8,7 @@ use crate::api_types::ApiError;
 
 /// Declares [`ErrorCode`] with each code's HTTP status (web mode) in one table: a request the
 /// backend could not parse is 400, a missing thing 404, the web token and host checks 401 and
-/// 403, and every other failure of a well-formed request 422.
+/// 403, too many event streams 429, and every other failure of a well-formed request 422.
 macro_rules! error_codes {
     ($( $(#[doc = $doc:literal])* $code:ident = $status:literal, )*) => {
         /// A stable error code: the UI shows the localized text of `error.<code>`.
@@ -78,6 +78,8 @@ error_codes! {
     Unauthorized = 401,
     /// Web mode: the request named a host that is not loopback.
     ForbiddenHost = 403,
+    /// Web mode: as many event streams as allowed are open with this token already.
+    TooManyStreams = 429,
     /// The UI could not reach the Crosscheck backend (set by the UI's transport).
     HostUnreachable = 503,
 }

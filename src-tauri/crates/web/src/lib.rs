@@ -17,7 +17,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use crosscheck_core::api::next_batch;
 use crosscheck_core::{Api, ApiError, ErrorCode};
-use futures_util::Stream;
 use serde::Deserialize;
 use tower_http::services::{ServeDir, ServeFile};
 use tower_http::set_header::SetResponseHeaderLayer;
@@ -60,10 +59,16 @@ pub struct Running {
     pub task: tokio::task::JoinHandle<Result<(), Error>>,
 }
 
+/// Event streams open at once with the token; one more is refused (429) until one closes.
+/// A page holds one; the bound keeps a leaked or hostile token holder from piling up
+/// subscribers, each of which buffers every change.
+pub const MAX_EVENT_STREAMS: usize = 16;
+
 #[derive(Clone)]
 struct AppState {
     api: Api,
     token: Arc<str>,
+    streams: Arc<tokio::sync::Semaphore>,
 }
 
 /// A new random token: 32 url-safe characters.
@@ -95,6 +100,7 @@ pub async fn serve(api: Api, options: ServeOptions) -> Result<Running, Error> {
     let state = AppState {
         api,
         token: options.token.into(),
+        streams: Arc::new(tokio::sync::Semaphore::new(MAX_EVENT_STREAMS)),
     };
     let router = router(state, options.ui_dir);
     let task =
@@ -206,15 +212,25 @@ async fn call(State(state): State<AppState>, body: axum::body::Bytes) -> Respons
     }
 }
 
-async fn events(
-    State(state): State<AppState>,
-) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+async fn events(State(state): State<AppState>) -> Response {
+    let Ok(permit) = state.streams.clone().try_acquire_owned() else {
+        return error(
+            ErrorCode::TooManyStreams,
+            format!("at most {MAX_EVENT_STREAMS} event streams may be open at once"),
+        );
+    };
     let rx = state.api.subscribe();
-    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+    // The permit lives as long as the stream: a closed stream frees its place.
+    let stream = futures_util::stream::unfold((rx, permit), |(mut rx, permit)| async move {
         // A reader that fell behind ends the stream: the UI reconnects and reloads its snapshot.
         let batch = next_batch(&mut rx).await.ok()?;
         let data = serde_json::to_string(&batch).unwrap_or_else(|_| "[]".into());
-        Some((Ok(Event::default().data(data)), rx))
+        Some((
+            Ok::<_, Infallible>(Event::default().data(data)),
+            (rx, permit),
+        ))
     });
-    Sse::new(stream).keep_alive(KeepAlive::default())
+    Sse::new(stream)
+        .keep_alive(KeepAlive::default())
+        .into_response()
 }

@@ -169,3 +169,35 @@ async fn the_event_stream_is_sse_and_needs_the_token() {
             .starts_with("text/event-stream")
     );
 }
+
+#[tokio::test]
+async fn open_event_streams_per_token_are_bounded() {
+    let s = start().await;
+    let url = format!("{}/api/events?token={}", s.base, s.token);
+    let client = reqwest::Client::new();
+    let mut open = Vec::new();
+    // `crosscheck_web::MAX_EVENT_STREAMS`.
+    for _ in 0..16 {
+        let res = client.get(&url).send().await.expect("get");
+        assert_eq!(res.status().as_u16(), 200);
+        open.push(res);
+    }
+    let refused = client.get(&url).send().await.expect("get");
+    assert_eq!(refused.status().as_u16(), 429);
+    let body: Value = refused.json().await.expect("json");
+    assert_eq!(body["code"], "too_many_streams");
+    // A stream that closes frees its place.
+    drop(open.pop());
+    let started = std::time::Instant::now();
+    loop {
+        let res = reqwest::Client::new().get(&url).send().await.expect("get");
+        if res.status().as_u16() == 200 {
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "a closed stream never freed its place"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}

@@ -272,6 +272,7 @@ export const de: Record<MessageKey, string> = {
   'error.opencode_spawn': 'Crosscheck konnte den OpenCode-Server nicht starten.',
   'error.invalid_url': 'Diese Serveradresse ist nicht verwendbar.',
   'error.forbidden_host': 'Öffne Crosscheck über 127.0.0.1 oder localhost.',
+  'error.too_many_streams': 'Zu viele Crosscheck-Tabs sind offen; schließe einen und lade neu.',
   'error.not_found': 'Nicht gefunden.',
   'error.opencode_unreachable': 'Der OpenCode-Server ist nicht erreichbar.',
   'error.opencode_unauthorized': 'Der OpenCode-Server hat das Passwort abgelehnt.',

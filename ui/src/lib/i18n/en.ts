@@ -271,6 +271,7 @@ export const en = {
   'error.opencode_spawn': 'Crosscheck could not start the OpenCode server.',
   'error.invalid_url': 'That server address cannot be used.',
   'error.forbidden_host': 'Open Crosscheck through 127.0.0.1 or localhost.',
+  'error.too_many_streams': 'Too many Crosscheck tabs are open; close one and reload.',
   'error.not_found': 'Not found.',
   'error.opencode_unreachable': 'Cannot reach the OpenCode server.',
   'error.opencode_unauthorized': 'The OpenCode server refused the password.',
