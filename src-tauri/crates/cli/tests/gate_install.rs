@@ -179,3 +179,45 @@ console.log(JSON.stringify(results.map((r) => r ?? null)));
         "author from ctx.model"
     );
 }
+
+/// The git hook names the binary by its absolute path even when `crosscheck` on PATH is this
+/// binary: a PATH entry the repository controls must not stand in for it.
+#[cfg(unix)]
+#[test]
+fn the_git_hook_names_the_binary_by_its_absolute_path() {
+    let env = Env::new();
+    let bin = env.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let exe = std::path::Path::new(env!("CARGO_BIN_EXE_crosscheck"))
+        .canonicalize()
+        .unwrap();
+    std::os::unix::fs::symlink(&exe, bin.join("crosscheck")).unwrap();
+    let mut cmd = Command::new(&exe);
+    cmd.args(["gate", "install", "git", "--print"]);
+    env.apply(&mut cmd);
+    cmd.env(
+        "PATH",
+        format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
+    );
+    let out = gate_support::run(cmd, None);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let script = stdout(&out);
+    assert!(
+        script.contains(&format!("exec {} gate commit", exe.display())),
+        "{script}"
+    );
+    // Claude Code's hook may still say `crosscheck` (its settings are the user's to edit).
+    let mut cmd = Command::new(&exe);
+    cmd.args(["gate", "install", "claude", "--print"]);
+    env.apply(&mut cmd);
+    cmd.env(
+        "PATH",
+        format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
+    );
+    let out = gate_support::run(cmd, None);
+    assert!(
+        stdout(&out).contains("\"crosscheck gate plan --format claude-json\""),
+        "{}",
+        stdout(&out)
+    );
+}

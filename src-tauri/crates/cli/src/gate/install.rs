@@ -87,10 +87,22 @@ fn default_program() -> Result<String, String> {
     Ok(exe.to_string_lossy().into_owned())
 }
 
-/// (program for spawn, command line for a shell).
+/// (program for spawn, command line for a shell). The git hook always names this binary by
+/// its absolute path: git runs hooks with the caller's `PATH`, where a relative entry or a
+/// folder the repository controls could put another `crosscheck` first.
 fn command(args: &InstallArgs) -> Result<(String, String), String> {
     match &args.command {
         Some(cmd) => Ok((cmd.clone(), cmd.clone())),
+        None if args.target == Target::Git => {
+            let exe = std::env::current_exe().map_err(|e| format!("current executable: {e}"))?;
+            let program = exe
+                .canonicalize()
+                .unwrap_or(exe)
+                .to_string_lossy()
+                .into_owned();
+            let quoted = shell_quote(&program);
+            Ok((program, quoted))
+        }
         None => {
             let program = default_program()?;
             let quoted = shell_quote(&program);
