@@ -54,7 +54,7 @@ fn main() {
                 .filter(|u| !u.is_empty());
             let options = CoreOptions {
                 target: opencode_target(url),
-                database: crosscheck_review::paths::database_path(),
+                database: crosscheck_review::paths::database_path()?,
             };
             let core = tauri::async_runtime::block_on(async { Core::start(options) })?;
             let api = Api::new(core);

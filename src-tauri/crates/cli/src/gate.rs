@@ -132,7 +132,7 @@ pub fn run_review(args: ReviewArgs) -> ExitCode {
             &format!("{}: the file is empty", args.file.display()),
         );
     }
-    let engine = match Engine::open(EngineOptions::from_environment()) {
+    let engine = match EngineOptions::from_environment().and_then(Engine::open) {
         Ok(engine) => engine,
         Err(e) => return fail("review", &e.to_string()),
     };
@@ -297,7 +297,8 @@ fn gate_plan(args: PlanArgs) -> ExitCode {
     let mut request = ReviewRequest::plan(path_string(&input.cwd), input.text, input.source);
     request.path = input.path;
     request.author = args.author.filter(|a| !a.trim().is_empty());
-    let decision = match Engine::open(EngineOptions::from_environment())
+    let decision = match EngineOptions::from_environment()
+        .and_then(Engine::open)
         .map_err(|e| e.to_string())
         .and_then(|engine| decide(&engine, request))
     {
@@ -393,7 +394,9 @@ fn gate_commit(args: CommitArgs) -> ExitCode {
         let mut request =
             ReviewRequest::commit(top, String::from_utf8_lossy(&diff).into_owned(), files);
         request.author = args.author.clone().filter(|a| !a.trim().is_empty());
-        let engine = Engine::open(EngineOptions::from_environment()).map_err(|e| e.to_string())?;
+        let engine = EngineOptions::from_environment()
+            .and_then(Engine::open)
+            .map_err(|e| e.to_string())?;
         decide(&engine, request).map(Some)
     };
     match run() {

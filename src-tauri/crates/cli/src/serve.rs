@@ -59,7 +59,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     let target = opencode_target(args.opencode);
     let core = Core::start(CoreOptions {
         target,
-        database: crosscheck_review::paths::database_path(),
+        database: crosscheck_review::paths::database_path().map_err(|e| e.to_string())?,
     })
     .map_err(|e| e.to_string())?;
     let token = crosscheck_web::random_token();

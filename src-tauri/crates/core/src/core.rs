@@ -52,13 +52,13 @@ pub struct ReviewSetup {
 impl ReviewSetup {
     /// The review crate's config directory (`$CROSSCHECK_CONFIG_DIR`, else the XDG default),
     /// the process environment and stderr logging, as the `crosscheck gate` command uses.
-    pub fn from_environment() -> Self {
-        let defaults = EngineOptions::from_environment();
-        Self {
+    pub fn from_environment() -> std::result::Result<Self, crosscheck_review::Error> {
+        let defaults = EngineOptions::from_environment()?;
+        Ok(Self {
             config_dir: defaults.config_dir,
             env: defaults.env,
             logger: defaults.logger,
-        }
+        })
     }
 }
 
@@ -100,7 +100,7 @@ impl Core {
     /// Opens the database and starts connecting in the background; returns at once. The cold
     /// review engine reads its config and keys as [`ReviewSetup::from_environment`] says.
     pub fn start(options: CoreOptions) -> Result<Core> {
-        Self::start_with_review(options, ReviewSetup::from_environment())
+        Self::start_with_review(options, ReviewSetup::from_environment()?)
     }
 
     /// [`Core::start`] with the cold review engine's config dir, environment and log sink

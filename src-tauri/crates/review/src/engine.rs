@@ -54,14 +54,15 @@ pub struct EngineOptions {
 }
 
 impl EngineOptions {
-    /// The default paths, stderr logging and the process environment.
-    pub fn from_environment() -> Self {
-        Self {
-            database_path: crate::paths::database_path(),
-            config_dir: crate::paths::config_dir(),
+    /// The default paths, stderr logging and the process environment; an error when no home
+    /// folder is known (see [`crate::paths`]).
+    pub fn from_environment() -> Result<Self> {
+        Ok(Self {
+            database_path: crate::paths::database_path()?,
+            config_dir: crate::paths::config_dir()?,
             logger: Logger::stderr(),
             env: Env::Process,
-        }
+        })
     }
 }
 

@@ -36,6 +36,12 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// No home folder is known (`HOME` unset and no account entry) and no
+    /// `CROSSCHECK_DATA_DIR` / `CROSSCHECK_CONFIG_DIR` says where to keep the ledger.
+    #[error(
+        "no home folder: set HOME, or CROSSCHECK_DATA_DIR and CROSSCHECK_CONFIG_DIR (the ledger is never kept in the shared temp folder)"
+    )]
+    NoHome,
     /// The ledger holds a value this version does not understand.
     #[error("review ledger holds an unknown {what} `{value}`")]
     Corrupt {
