@@ -9,7 +9,9 @@
 //!
 //! It primes an isolated ledger (temp data and config dirs; the reviewer points at a closed
 //! port, so the key ends up recorded as unreviewed after two attempts), then times N runs of
-//! the gate with a Claude Code payload on stdin. Prints figures; asserts nothing.
+//! the gate with a Claude Code payload on stdin: alone, and while another process holds a
+//! write transaction on the ledger (this example re-run as `--hold DB`, which keeps the
+//! transaction open until its stdin closes). Prints figures; asserts nothing.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: a failed set-up ends it with its message
 
 use std::io::Write;
@@ -48,8 +50,34 @@ fn stats(mut samples: Vec<Duration>) -> (f64, f64, f64) {
     (median, p95, mean)
 }
 
+/// `--hold DB`: open a write transaction on the ledger, say so, keep it until stdin closes.
+fn hold(db: &str) {
+    let conn = rusqlite::Connection::open(db).expect("open the ledger");
+    conn.execute_batch(
+        "BEGIN IMMEDIATE; INSERT INTO review_texts (kind, key, text, created_at) \
+         VALUES ('plan', 'bench-holder', 'held', 0);",
+    )
+    .expect("write transaction");
+    println!("held");
+    let _ = std::io::stdout().flush();
+    let mut sink = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut sink);
+    conn.execute_batch("ROLLBACK").expect("rollback");
+}
+
+fn print_stats(label: &str, samples: Vec<Duration>) -> f64 {
+    let (med, p95, mean) = stats(samples);
+    println!("  {label:<10}median {med:7.2} ms   p95 {p95:7.2} ms   mean {mean:7.2} ms");
+    med
+}
+
 fn main() {
-    let mut args = std::env::args().skip(1);
+    let mut args = std::env::args().skip(1).peekable();
+    if args.peek().map(String::as_str) == Some("--hold") {
+        args.next();
+        hold(&args.next().expect("--hold DB"));
+        return;
+    }
     let binary = args.next().map(PathBuf::from).unwrap_or_else(|| {
         let exe = std::env::current_exe().expect("current exe");
         exe.parent()
@@ -113,5 +141,38 @@ fn main() {
         g_p95 / t_p95,
         g_med - t_med
     );
-    println!("  target    start to exit <= 15 ms");
+
+    // Contended: another process holds a write transaction for the whole run.
+    let db = dir.path().join("data").join("crosscheck.db");
+    let mut holder = Command::new(std::env::current_exe().expect("current exe"))
+        .args(["--hold", &db.to_string_lossy()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn the holder");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(holder.stdout.take().expect("holder stdout")),
+        &mut line,
+    )
+    .expect("holder ready");
+    assert_eq!(
+        line.trim(),
+        "held",
+        "the holder did not take the write lock"
+    );
+    let runs = n.min(20);
+    let mut contended = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let (d, code) = run_once(&binary, &gate, &envs);
+        assert_eq!(code, Some(0));
+        contended.push(d);
+    }
+    drop(holder.stdin.take());
+    let _ = holder.wait();
+    println!("while another process holds a write transaction, {runs} runs");
+    let c_med = print_stats("gate", contended);
+    println!(
+        "  target    start to exit <= 15 ms, alone ({g_med:.2} ms) and contended ({c_med:.2} ms)"
+    );
 }
