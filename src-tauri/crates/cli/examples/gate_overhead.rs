@@ -163,14 +163,25 @@ fn main() {
     );
     let runs = n.min(20);
     let mut contended = Vec::with_capacity(runs);
+    let mut codes = std::collections::BTreeMap::<String, usize>::new();
+    let budget = Instant::now();
     for _ in 0..runs {
         let (d, code) = run_once(&binary, &gate, &envs);
-        assert_eq!(code, Some(0));
+        *codes
+            .entry(code.map_or("signal".into(), |c| c.to_string()))
+            .or_default() += 1;
         contended.push(d);
+        // A gate that waits for the lock (up to its busy timeout) would take minutes here.
+        if budget.elapsed() > Duration::from_secs(40) {
+            break;
+        }
     }
     drop(holder.stdin.take());
     let _ = holder.wait();
-    println!("while another process holds a write transaction, {runs} runs");
+    println!(
+        "while another process holds a write transaction, {} runs (exit codes {codes:?})",
+        contended.len()
+    );
     let c_med = print_stats("gate", contended);
     println!(
         "  target    start to exit <= 15 ms, alone ({g_med:.2} ms) and contended ({c_med:.2} ms)"
