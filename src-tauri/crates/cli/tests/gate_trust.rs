@@ -86,7 +86,7 @@ fn a_project_file_cannot_redirect_the_reviewer_or_take_the_key() {
         );
         let err = stderr(&out);
         assert!(err.contains("providers"), "[{name}] no warning: {err}");
-        assert!(err.contains("review_config.ignored"), "[{name}] {err}");
+        assert!(err.contains("review_config.warning"), "[{name}] {err}");
     }
 }
 

@@ -265,6 +265,20 @@ pub struct ResolvedProvider {
     pub model: String,
 }
 
+/// Whether a file's mode lets the group or others read it (Unix; never elsewhere).
+fn readable_by_others(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o044 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
+
 /// Largest project file read; a bigger one is ignored with a warning.
 pub const MAX_PROJECT_FILE_BYTES: u64 = 64 * 1024;
 
@@ -307,8 +321,16 @@ impl Config {
     /// makes this fail: what it cannot set, or cannot say, lands in [`Config::warnings`].
     pub fn load(config_dir: &Path, cwd: Option<&Path>) -> Result<Self> {
         let mut config = Self::default();
-        config.apply_file(&config_dir.join(CONFIG_FILE))?;
+        let user_file = config_dir.join(CONFIG_FILE);
+        config.apply_file(&user_file)?;
         config.user_floor_model = config.floor_model.clone();
+        if config.providers.values().any(|p| p.api_key.is_some()) && readable_by_others(&user_file)
+        {
+            config.warnings.push(format!(
+                "{} holds an API key and other users can read it; make it private (chmod 600)",
+                user_file.display()
+            ));
+        }
         if let Some(cwd) = cwd {
             config.apply_project_file(&cwd.join(".crosscheck").join(CONFIG_FILE));
         }
@@ -631,6 +653,28 @@ mod tests {
         // The user's own file stays strict.
         std::fs::write(user.join(CONFIG_FILE), "{not json").unwrap();
         assert!(Config::load(&user, Some(&project)).is_err());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_key_in_a_config_others_can_read_is_warned_about() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(CONFIG_FILE);
+        std::fs::write(
+            &file,
+            r#"{"providers": {"anthropic": {"kind": "anthropic", "apiKey": "sk-x"}}}"#,
+        )
+        .unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let config = Config::load(dir.path(), None).unwrap();
+        assert!(
+            config.warnings[0].contains("chmod 600"),
+            "{:?}",
+            config.warnings
+        );
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(Config::load(dir.path(), None).unwrap().warnings.is_empty());
     }
 
     #[test]

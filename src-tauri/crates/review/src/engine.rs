@@ -198,7 +198,7 @@ impl Engine {
         let config = self.config((!request.cwd.is_empty()).then_some(cwd))?;
         for warning in &config.warnings {
             self.logger.event(
-                "review_config.ignored",
+                "review_config.warning",
                 serde_json::json!({ "reason": warning }),
             );
         }

@@ -631,6 +631,28 @@ mod tests {
         assert!(names.iter().all(|n| n.starts_with("review_")), "{names:?}");
     }
 
+    #[cfg(unix)]
+    #[test]
+    fn the_database_its_journals_and_its_folder_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data").join("x.db");
+        let ledger = Ledger::open(&path).unwrap();
+        assert_eq!(ledger.claim(&info("a"), rules()).unwrap(), Claimed::Mine);
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(path.parent().unwrap()), 0o700);
+        for suffix in ["", "-wal", "-shm"] {
+            let mut p = path.as_os_str().to_owned();
+            p.push(suffix);
+            assert_eq!(mode(Path::new(&p)), 0o600, "x.db{suffix}");
+        }
+        // A database left readable by others is narrowed on open.
+        drop(ledger);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        Ledger::open(&path).unwrap();
+        assert_eq!(mode(&path), 0o600);
+    }
+
     #[test]
     fn a_review_that_runs_resets_the_unreviewed_attempts() {
         let dir = tempfile::tempdir().unwrap();

@@ -401,7 +401,7 @@ async fn a_project_file_is_never_an_error_it_is_ignored_with_a_warning() {
         .log
         .events()
         .iter()
-        .filter(|e| e["event"] == "review_config.ignored")
+        .filter(|e| e["event"] == "review_config.warning")
         .count();
     assert_eq!(warned, 2);
 }
