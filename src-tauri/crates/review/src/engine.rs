@@ -373,19 +373,15 @@ impl Engine {
         })
     }
 
-    /// [`Engine::claim`] then, if the key is ours, [`Engine::run`].
+    /// [`Engine::claim`] then, if the key is ours, [`Engine::run`]; a key in flight elsewhere
+    /// is waited for ([`Engine::wait`]).
     pub async fn review(&self, request: ReviewRequest) -> Result<ReviewDecision> {
         let mut claim = self.claim(request)?;
         loop {
             claim = match claim {
                 Claim::Decided(decision) => return Ok(decision),
                 Claim::Review(ticket) => return self.run(ticket).await,
-                Claim::Waiting(wait) => loop {
-                    if let Some(next) = self.poll_wait(&wait)? {
-                        break next;
-                    }
-                    tokio::time::sleep(WAIT_POLL).await;
-                },
+                Claim::Waiting(wait) => self.wait(wait).await?,
             }
         }
     }

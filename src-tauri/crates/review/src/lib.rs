@@ -13,7 +13,10 @@
 //!
 //! The app uses [`Engine::open`], [`Engine::review`] and [`Engine::list`]. The `crosscheck
 //! gate` command uses [`Engine::claim`] (synchronous: a ledger hit needs no async runtime and
-//! no HTTP client) and [`Engine::run`] only when a review is due.
+//! no HTTP client), [`Engine::wait_blocking`] when another process reviews the same key, and
+//! [`Engine::run`] only when a review is due.
+//!
+//! What a repository may set in its `.crosscheck/review.json` is limited: see [`config`].
 
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -35,7 +38,8 @@ use sha2::{Digest, Sha256};
 
 pub use config::{Config, Env};
 pub use engine::{
-    Claim, Engine, EngineOptions, MAX_UNREVIEWED_ATTEMPTS, Ticket, pause_heading, pause_trailer,
+    Claim, Engine, EngineOptions, MAX_UNREVIEWED_ATTEMPTS, Ticket, Wait, pause_heading,
+    pause_trailer,
 };
 pub use error::{Error, Result};
 pub use log::{LogSink, Logger, MemorySink};
