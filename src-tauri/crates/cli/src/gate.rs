@@ -288,7 +288,12 @@ fn gate_plan(args: PlanArgs) -> ExitCode {
     let input = match plan_input(&args) {
         Ok(Some(input)) => input,
         Ok(None) => return ExitCode::SUCCESS,
-        Err(e) => return fail("gate plan", &e),
+        Err(e) => {
+            if args.format == Format::ClaudeJson {
+                system_message(&format!("Crosscheck gate could not run: {e}"));
+            }
+            return fail("gate plan", &e);
+        }
     };
     if input.text.trim().is_empty() {
         Logger::stderr().skipped(ReviewKind::Plan, "no text");
