@@ -767,6 +767,26 @@ mod tests {
     }
 
     #[test]
+    fn a_ledger_from_before_owners_gains_the_owner_columns() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.db");
+        let old = SCHEMA.replace("    owner_pid   INTEGER,\n    owner_start INTEGER,\n", "");
+        assert!(!old.contains("owner_pid"));
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch(&old)
+            .unwrap();
+        let ledger = Ledger::open(&path).unwrap();
+        assert_eq!(ledger.claim(&info("a"), rules()).unwrap(), Claimed::Mine);
+        assert!(matches!(
+            ledger.claim(&info("a"), rules()).unwrap(),
+            Claimed::InFlight(_, o) if o == Owner::current()
+        ));
+        // A second open of the upgraded file changes nothing.
+        Ledger::open(&path).unwrap();
+    }
+
+    #[test]
     fn a_decided_key_is_read_without_waiting_for_a_writer() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.db");
