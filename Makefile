@@ -11,6 +11,9 @@ export CARGO_TERM_COLOR ?= never
 CARGO ?= cargo
 BIN_DIR := $(CARGO_TARGET_DIR)/debug
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# The pinned OpenCode `make opencode` installs: what `make run` and `make serve` start unless
+# CROSSCHECK_OPENCODE_BIN names another (the app itself never looks in the working folder).
+PINNED_OPENCODE := $(CURDIR)/tests/node_modules/opencode-linux-x64/bin/opencode
 
 # What the app and its tests need from Debian (see docs/development.md).
 APT_PACKAGES := build-essential pkg-config curl file libssl-dev libwebkit2gtk-4.1-dev \
@@ -60,14 +63,14 @@ desktop: ui
 run: ui opencode build desktop
 	@if [ -n "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ]; then \
 	  echo "Starting the Crosscheck window"; \
-	  exec "$(BIN_DIR)/crosscheck-desktop"; \
+	  CROSSCHECK_OPENCODE_BIN="$${CROSSCHECK_OPENCODE_BIN:-$(PINNED_OPENCODE)}" exec "$(BIN_DIR)/crosscheck-desktop"; \
 	else \
 	  echo "No display: starting web mode; open the URL below in a browser."; \
-	  exec "$(BIN_DIR)/crosscheck" serve --ui-dir ui/dist; \
+	  CROSSCHECK_OPENCODE_BIN="$${CROSSCHECK_OPENCODE_BIN:-$(PINNED_OPENCODE)}" exec "$(BIN_DIR)/crosscheck" serve --ui-dir ui/dist; \
 	fi
 
 serve: ui opencode build
-	exec "$(BIN_DIR)/crosscheck" serve --ui-dir ui/dist
+	CROSSCHECK_OPENCODE_BIN="$${CROSSCHECK_OPENCODE_BIN:-$(PINNED_OPENCODE)}" exec "$(BIN_DIR)/crosscheck" serve --ui-dir ui/dist
 
 lint: ui
 	$(CARGO) fmt --all -- --check

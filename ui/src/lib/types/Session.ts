@@ -35,7 +35,7 @@ title: string,
  */
 metadata?: Record<string, unknown>, 
 /**
- * Times.
+ * When it was created, last updated and archived.
  */
 time: SessionTime, 
 /**
