@@ -34,11 +34,11 @@ fn anthropic(text: &str) -> Vec<u8> {
 }
 
 fn raw(status: u16, content_type: &'static str, body: impl Into<Vec<u8>>) -> Reply {
-    Reply::Raw(status, content_type, body.into(), Duration::ZERO)
+    Reply::Raw(status, content_type, body.into())
 }
 
 fn text(t: impl Into<String>) -> Reply {
-    Reply::Text(t.into(), Duration::ZERO)
+    Reply::Text(t.into())
 }
 
 /// (name, reply, whether a clean outcome is right for it)
@@ -122,18 +122,18 @@ fn cases() -> Vec<(&'static str, Reply, bool)> {
             false,
         ),
         ("connection closed", Reply::Close, false),
-        ("401", Reply::Status(401), false),
+        ("401", Reply::error(401), false),
         (
             "404 HTML",
             raw(404, "text/html", "<h1>Not Found</h1>"),
             false,
         ),
-        ("429", Reply::Status(429), false),
-        ("500", Reply::Status(500), false),
-        ("503", Reply::Status(503), false),
+        ("429", Reply::error(429), false),
+        ("500", Reply::error(500), false),
+        ("503", Reply::error(503), false),
         (
             "reply after the time-out",
-            Reply::Text(clean(), Duration::from_millis(2500)),
+            Reply::text_after(clean(), Duration::from_millis(2500)),
             false,
         ),
         ("2 MB reply", text(two_mb + "VERDICT: CLEAN"), false),

@@ -5,9 +5,9 @@
 mod gate_support;
 
 use std::path::Path;
-use std::time::Duration;
 
-use gate_support::{Env, Reply, commit_flags, stderr};
+use crosscheck_testkit::replies::commit_one_flag;
+use gate_support::{Env, Reply, stderr};
 
 fn repo(env: &Env) -> std::path::PathBuf {
     let repo = env.dir.path().join("repo");
@@ -33,8 +33,7 @@ fn stage(env: &Env, repo: &Path, name: &str, content: &str) {
 #[test]
 fn a_commit_is_blocked_with_the_review_then_allowed_unchanged() {
     let env = Env::new();
-    env.server
-        .always(Reply::Text(commit_flags(), Duration::ZERO));
+    env.server.always(Reply::Text(commit_one_flag()));
     let repo = repo(&env);
     let install = env.crosscheck(
         &["gate", "install", "git", "--dir", repo.to_str().unwrap()],
@@ -101,7 +100,7 @@ fn an_empty_diff_is_skipped_with_a_reason() {
 #[test]
 fn an_unreachable_reviewer_blocks_the_first_commit_and_lets_the_second_through() {
     let env = Env::new();
-    env.server.always(Reply::Status(401));
+    env.server.always(Reply::error(401));
     let repo = repo(&env);
     stage(&env, &repo, "a.txt", "a\n");
     let cwd = repo.to_str().unwrap();

@@ -5,7 +5,6 @@
 mod gate_support;
 
 use std::process::Command;
-use std::time::Duration;
 
 use gate_support::{Env, Reply, plan_flags, stderr, stdout};
 use serde_json::{Value, json};
@@ -121,7 +120,7 @@ fn install_claude_leaves_invalid_settings_alone() {
 #[test]
 fn the_pi_extension_blocks_exit_plan_mode_with_the_review() {
     let env = Env::new();
-    env.server.always(Reply::Text(plan_flags(), Duration::ZERO));
+    env.server.always(Reply::Text(plan_flags()));
     let project = env.dir.path().join("project");
     std::fs::create_dir_all(&project).unwrap();
     let out = env.crosscheck(
@@ -174,7 +173,7 @@ console.log(JSON.stringify(results.map((r) => r ?? null)));
     assert_eq!(results[2], Value::Null);
     assert_eq!(env.server.count(), 1);
     assert_eq!(
-        env.server.seen()[0].1["model"],
+        env.server.seen()[0].body["model"],
         "claude-opus-4-1",
         "author from ctx.model"
     );

@@ -23,7 +23,7 @@ fn payload_with_plan(plan: &str) -> String {
 #[test]
 fn claude_payload_is_blocked_then_an_identical_retry_passes_and_an_edit_is_blocked_again() {
     let env = Env::new();
-    env.server.always(Reply::Text(plan_flags(), Duration::ZERO));
+    env.server.always(Reply::Text(plan_flags()));
     let payload = claude_payload().to_string();
 
     let first = env.crosscheck(&["gate", "plan"], Some(&payload));
@@ -58,7 +58,7 @@ fn claude_payload_is_blocked_then_an_identical_retry_passes_and_an_edit_is_block
 #[test]
 fn claude_json_format_denies_on_stdout_and_exits_zero() {
     let env = Env::new();
-    env.server.always(Reply::Text(plan_flags(), Duration::ZERO));
+    env.server.always(Reply::Text(plan_flags()));
     let out = env.crosscheck(
         &["gate", "plan", "--format", "claude-json"],
         Some(&claude_payload().to_string()),
@@ -85,7 +85,7 @@ fn claude_json_format_denies_on_stdout_and_exits_zero() {
 #[test]
 fn other_tools_pass_without_a_review() {
     let env = Env::new();
-    env.server.always(Reply::Text(plan_flags(), Duration::ZERO));
+    env.server.always(Reply::Text(plan_flags()));
     let mut p = claude_payload();
     p["tool_name"] = Value::String("Bash".into());
     p["tool_input"] = serde_json::json!({"command": "ls"});
@@ -97,7 +97,7 @@ fn other_tools_pass_without_a_review() {
 #[test]
 fn a_draft_file_wins_over_the_parameter() {
     let env = Env::new();
-    env.server.always(Reply::Text(plan_flags(), Duration::ZERO));
+    env.server.always(Reply::Text(plan_flags()));
     let draft = env.dir.path().join("draft.md");
     std::fs::write(&draft, "# The draft on disk\n").unwrap();
     let out = env.crosscheck(
@@ -136,7 +136,7 @@ fn a_draft_file_wins_over_the_parameter() {
 #[test]
 fn the_author_flag_and_env_choose_the_reviewer() {
     let env = Env::new();
-    env.server.always(Reply::Text(plan_flags(), Duration::ZERO));
+    env.server.always(Reply::Text(plan_flags()));
     let out = env.crosscheck(
         &[
             "gate",
@@ -151,7 +151,7 @@ fn the_author_flag_and_env_choose_the_reviewer() {
         None,
     );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert_eq!(env.server.seen()[0].1["model"], "claude-opus-4-1");
+    assert_eq!(env.server.seen()[0].body["model"], "claude-opus-4-1");
 
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_crosscheck"));
     cmd.args(["gate", "plan", "--text", "plan B", "--cwd", "/w"]);
@@ -160,7 +160,7 @@ fn the_author_flag_and_env_choose_the_reviewer() {
     let out = gate_support::run(cmd, None);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert_eq!(
-        env.server.seen()[1].1["model"],
+        env.server.seen()[1].body["model"],
         "claude-sonnet-4-5",
         "haiku gets the floor"
     );
@@ -169,7 +169,7 @@ fn the_author_flag_and_env_choose_the_reviewer() {
 #[test]
 fn no_text_means_no_pause_and_no_call() {
     let env = Env::new();
-    env.server.always(Reply::Text(plan_flags(), Duration::ZERO));
+    env.server.always(Reply::Text(plan_flags()));
     for input in [payload_with_plan("   \n"), String::new()] {
         let out = env.crosscheck(&["gate", "plan"], Some(&input));
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -219,7 +219,7 @@ fn a_terminal_on_stdin_is_not_waited_on() {
 #[test]
 fn an_unreachable_reviewer_blocks_once_then_proceeds_unreviewed() {
     let env = Env::new();
-    env.server.always(Reply::Status(503));
+    env.server.always(Reply::error(503));
     let payload = claude_payload().to_string();
     let first = env.crosscheck(&["gate", "plan"], Some(&payload));
     assert_eq!(first.status.code(), Some(2), "{}", stderr(&first));
@@ -256,7 +256,7 @@ fn an_invalid_config_names_the_file_and_key_and_does_not_block_the_host() {
 fn two_processes_on_one_ledger_review_a_key_once() {
     let env = Env::new();
     env.server
-        .always(Reply::Text(plan_flags(), Duration::from_millis(700)));
+        .always(Reply::text_after(plan_flags(), Duration::from_millis(700)));
     let payload = claude_payload().to_string();
     // Create the database first so both start from the same state.
     let warm = env.crosscheck(&["gate", "plan", "--text", "warm", "--cwd", "/w"], None);

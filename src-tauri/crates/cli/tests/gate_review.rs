@@ -3,15 +3,13 @@
 
 mod gate_support;
 
-use std::time::Duration;
-
 use gate_support::{Env, Reply, plan_flags, stderr, stdout};
 use serde_json::Value;
 
 #[test]
 fn review_file_always_reviews_and_prints_the_outcome() {
     let env = Env::new();
-    env.server.always(Reply::Text(plan_flags(), Duration::ZERO));
+    env.server.always(Reply::Text(plan_flags()));
     let file = env.dir.path().join("plan.md");
     std::fs::write(&file, "# Plan\n\nDo the thing.\n").unwrap();
     let cwd = env.dir.path().to_str().unwrap();

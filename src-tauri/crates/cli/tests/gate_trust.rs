@@ -57,9 +57,9 @@ fn a_project_file_cannot_redirect_the_reviewer_or_take_the_key() {
         ),
     ] {
         let env = Env::new();
-        env.server.always(Reply::Text(plan_flags(), Duration::ZERO));
+        env.server.always(Reply::Text(plan_flags()));
         let thief = ModelServer::start();
-        thief.always(Reply::Text(plan_flags(), Duration::ZERO));
+        thief.always(Reply::Text(plan_flags()));
         let dir = project(&env, Some(&file.to_string().replace("THIEF", &thief.base)));
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_crosscheck"));
         cmd.args(["gate", "plan", "--text", "# Plan\n\nShip it.\n", "--cwd"])
@@ -110,7 +110,7 @@ fn a_project_file_cannot_disarm_the_review() {
     ] {
         let env = Env::new();
         env.server
-            .always(Reply::Text(plan_flags(), Duration::from_millis(200)));
+            .always(Reply::text_after(plan_flags(), Duration::from_millis(200)));
         let dir = project(&env, Some(&file));
         let out = gate(&env, &dir, "# Plan\n\nShip it.\n");
         println!("[{name}] exit {:?}", out.status.code());
@@ -122,13 +122,13 @@ fn a_project_file_cannot_disarm_the_review() {
         );
         assert!(err.contains("\"outcome\":\"flagged\""), "[{name}] {err}");
         assert!(
-            env.server.seen()[0].1["model"] == "claude-sonnet-4-5",
+            env.server.seen()[0].body["model"] == "claude-sonnet-4-5",
             "[{name}] the user's floor reviews"
         );
     }
     // A folder where the file should be, too.
     let env = Env::new();
-    env.server.always(Reply::Text(plan_flags(), Duration::ZERO));
+    env.server.always(Reply::Text(plan_flags()));
     let dir = project(&env, None);
     std::fs::create_dir_all(dir.join(".crosscheck/review.json")).unwrap();
     let out = gate(&env, &dir, "# Plan\n\nShip it.\n");
@@ -139,11 +139,11 @@ fn a_project_file_cannot_disarm_the_review() {
 #[test]
 fn a_project_file_may_raise_the_floor() {
     let env = Env::new();
-    env.server.always(Reply::Text(plan_flags(), Duration::ZERO));
+    env.server.always(Reply::Text(plan_flags()));
     let dir = project(&env, Some(r#"{"floorModel": "claude-opus-4-1"}"#));
     let out = gate(&env, &dir, "# Plan\n\nShip it.\n");
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert_eq!(env.server.seen()[0].1["model"], "claude-opus-4-1");
+    assert_eq!(env.server.seen()[0].body["model"], "claude-opus-4-1");
 }
 
 fn spawn_gate(env: &Env, cwd: &Path, text: &str) -> std::process::Child {
@@ -174,8 +174,8 @@ fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
 fn an_interrupted_review_is_taken_over_by_the_retry() {
     let env = Env::new();
     env.server
-        .push(Reply::Text(plan_flags(), Duration::from_secs(4)));
-    env.server.always(Reply::Text(plan_flags(), Duration::ZERO));
+        .push(Reply::text_after(plan_flags(), Duration::from_secs(4)));
+    env.server.always(Reply::Text(plan_flags()));
     let dir = project(&env, None);
     let plan = "# Plan\n\nA slow one.\n";
     let child = spawn_gate(&env, &dir, plan);
@@ -214,7 +214,7 @@ fn an_interrupted_review_is_taken_over_by_the_retry() {
 fn a_retry_while_the_review_runs_waits_and_pauses_with_its_result() {
     let env = Env::new();
     env.server
-        .push(Reply::Text(plan_flags(), Duration::from_millis(1500)));
+        .push(Reply::text_after(plan_flags(), Duration::from_millis(1500)));
     let dir = project(&env, None);
     let plan = "# Plan\n\nTwo at once.\n";
     let first = spawn_gate(&env, &dir, plan);
@@ -238,7 +238,7 @@ fn a_retry_while_the_review_runs_waits_and_pauses_with_its_result() {
 #[test]
 fn claude_json_says_when_a_plan_proceeds_unreviewed() {
     let env = Env::new();
-    env.server.always(Reply::Status(503));
+    env.server.always(Reply::error(503));
     let payload = gate_support::claude_payload().to_string();
     let args = ["gate", "plan", "--format", "claude-json"];
     let first = env.crosscheck(&args, Some(&payload));
@@ -262,7 +262,7 @@ fn claude_json_says_when_a_plan_proceeds_unreviewed() {
 #[test]
 fn git_shows_that_a_commit_proceeds_unreviewed() {
     let env = Env::new();
-    env.server.always(Reply::Status(503));
+    env.server.always(Reply::error(503));
     let repo = env.dir.path().join("repo");
     std::fs::create_dir_all(&repo).unwrap();
     for args in [
@@ -292,7 +292,7 @@ fn git_shows_that_a_commit_proceeds_unreviewed() {
 #[test]
 fn the_pi_extension_sends_any_plan_on_stdin() {
     let env = Env::new();
-    env.server.always(Reply::Text(plan_flags(), Duration::ZERO));
+    env.server.always(Reply::Text(plan_flags()));
     let dir = project(&env, None);
     let out = env.crosscheck(
         &["gate", "install", "pi", "--dir", dir.to_str().unwrap()],
@@ -353,7 +353,7 @@ console.log(JSON.stringify({{ results: results.map((r) => r ?? null), notes }}))
 #[test]
 fn the_pi_extension_notifies_a_plan_that_proceeds_unreviewed() {
     let env = Env::new();
-    env.server.always(Reply::Status(503));
+    env.server.always(Reply::error(503));
     let dir = project(&env, None);
     let out = env.crosscheck(
         &["gate", "install", "pi", "--dir", dir.to_str().unwrap()],
@@ -400,7 +400,7 @@ console.log(JSON.stringify({{ results: results.map((r) => r ?? null), notes }}))
 fn the_database_and_its_folder_are_private() {
     use std::os::unix::fs::PermissionsExt;
     let env = Env::new();
-    env.server.always(Reply::Text(plan_flags(), Duration::ZERO));
+    env.server.always(Reply::Text(plan_flags()));
     let dir = project(&env, None);
     let out = gate(&env, &dir, "# Plan\n");
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));

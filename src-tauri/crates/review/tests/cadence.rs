@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{PLAN, Reply, Server, clean_reply, flags_reply, quick, rig};
+use common::{ModelServer, PLAN, Reply, clean_reply, flags_reply, quick, rig};
 use crosscheck_review::{
     Action, Cadence, Claim, ReviewKind, ReviewRequest, ReviewSource, ReviewStatus,
 };
@@ -22,7 +22,7 @@ const TRAILER: &str = "Address material findings by editing the draft, then try 
 
 #[tokio::test]
 async fn first_attempt_pauses_unchanged_passes_edited_pauses_afresh() {
-    let server = Server::start().await;
+    let server = ModelServer::start();
     server.always(Reply::Text(flags_reply()));
     let rig = rig(&server.base, quick());
 
@@ -60,7 +60,7 @@ async fn first_attempt_pauses_unchanged_passes_edited_pauses_afresh() {
 
 #[tokio::test]
 async fn a_clean_first_review_also_pauses_once() {
-    let server = Server::start().await;
+    let server = ModelServer::start();
     server.always(Reply::Text(clean_reply()));
     let rig = rig(&server.base, quick());
     let first = rig.engine.review(draft(PLAN)).await.unwrap();
@@ -77,7 +77,7 @@ async fn a_clean_first_review_also_pauses_once() {
 
 #[tokio::test]
 async fn the_same_text_in_another_directory_is_another_key() {
-    let server = Server::start().await;
+    let server = ModelServer::start();
     server.always(Reply::Text(flags_reply()));
     let rig = rig(&server.base, quick());
     rig.engine.review(draft(PLAN)).await.unwrap();
@@ -92,7 +92,7 @@ async fn the_same_text_in_another_directory_is_another_key() {
 
 #[tokio::test]
 async fn a_parameter_only_plan_is_reviewed_with_source_parameter() {
-    let server = Server::start().await;
+    let server = ModelServer::start();
     server.always(Reply::Text(flags_reply()));
     let rig = rig(&server.base, quick());
     let request = ReviewRequest::plan("/home/dev/project", PLAN, ReviewSource::Parameter);
@@ -118,7 +118,7 @@ async fn a_parameter_only_plan_is_reviewed_with_source_parameter() {
 
 #[tokio::test]
 async fn no_text_means_no_pause_and_no_provider_call() {
-    let server = Server::start().await;
+    let server = ModelServer::start();
     server.always(Reply::Text(flags_reply()));
     let rig = rig(&server.base, quick());
     for text in ["", "  \n\t "] {
@@ -139,7 +139,7 @@ async fn no_text_means_no_pause_and_no_provider_call() {
 
 #[tokio::test]
 async fn unreachable_blocks_attempt_one_and_proceeds_unreviewed_on_attempt_two() {
-    let server = Server::start().await;
+    let server = ModelServer::start();
     server.always(Reply::Json(503, json!({"error": {"message": "down"}})));
     let rig = rig(&server.base, quick());
 
@@ -175,7 +175,7 @@ async fn unreachable_blocks_attempt_one_and_proceeds_unreviewed_on_attempt_two()
 
 #[tokio::test]
 async fn a_reviewer_back_on_attempt_two_pauses_with_its_review() {
-    let server = Server::start().await;
+    let server = ModelServer::start();
     server.push(Reply::Json(500, json!({"error": {"message": "down"}})));
     server.always(Reply::Text(flags_reply()));
     let rig = rig(&server.base, quick());
@@ -194,7 +194,7 @@ async fn a_reviewer_back_on_attempt_two_pauses_with_its_review() {
 
 #[tokio::test]
 async fn reviewer_choice_follows_the_floor() {
-    let server = Server::start().await;
+    let server = ModelServer::start();
     server.always(Reply::Text(flags_reply()));
     let rig = rig(
         &server.base,
@@ -234,7 +234,7 @@ async fn reviewer_choice_follows_the_floor() {
 
 #[tokio::test]
 async fn log_lines_carry_the_documented_fields() {
-    let server = Server::start().await;
+    let server = ModelServer::start();
     server.always(Reply::Text(flags_reply()));
     let rig = rig(&server.base, quick());
     rig.engine.review(draft(PLAN)).await.unwrap();
@@ -257,7 +257,7 @@ async fn log_lines_carry_the_documented_fields() {
 
 #[tokio::test]
 async fn commits_follow_the_same_cadence_with_their_own_log_events() {
-    let server = Server::start().await;
+    let server = ModelServer::start();
     server.always(Reply::Text(
         "J1 FAIL — src/a.rs:1: unexplained.\nVERDICT: FLAGS (1)".into(),
     ));
@@ -289,7 +289,7 @@ async fn commits_follow_the_same_cadence_with_their_own_log_events() {
 
 #[tokio::test]
 async fn cadence_always_reviews_again() {
-    let server = Server::start().await;
+    let server = ModelServer::start();
     server.always(Reply::Text(flags_reply()));
     let rig = rig(&server.base, quick());
     rig.engine.review(draft(PLAN)).await.unwrap();
@@ -309,7 +309,7 @@ async fn cadence_always_reviews_again() {
 
 #[tokio::test]
 async fn the_reviewed_text_is_kept_for_the_app_as_far_as_it_was_sent() {
-    let server = Server::start().await;
+    let server = ModelServer::start();
     server.always(Reply::Text(flags_reply()));
     let rig = rig(&server.base, quick());
     let decision = rig.engine.review(draft(PLAN)).await.unwrap();
@@ -343,7 +343,7 @@ async fn the_reviewed_text_is_kept_for_the_app_as_far_as_it_was_sent() {
 
 #[tokio::test]
 async fn a_ledger_hit_is_decided_by_claim_alone() {
-    let server = Server::start().await;
+    let server = ModelServer::start();
     server.always(Reply::Text(flags_reply()));
     let rig = rig(&server.base, quick());
     rig.engine.review(draft(PLAN)).await.unwrap();
@@ -358,7 +358,7 @@ async fn a_ledger_hit_is_decided_by_claim_alone() {
 
 #[tokio::test]
 async fn two_engines_on_one_database_review_a_key_once_and_both_pause_with_it() {
-    let server = Server::start().await;
+    let server = ModelServer::start();
     server.always(Reply::Delay(
         Duration::from_millis(300),
         Box::new(Reply::Text(flags_reply())),
@@ -379,7 +379,7 @@ async fn two_engines_on_one_database_review_a_key_once_and_both_pause_with_it() 
 
 #[tokio::test]
 async fn a_project_file_is_never_an_error_it_is_ignored_with_a_warning() {
-    let server = Server::start().await;
+    let server = ModelServer::start();
     server.always(Reply::Text(flags_reply()));
     let rig = rig(&server.base, quick());
     let project = rig.dir.path().join("project");
@@ -408,7 +408,7 @@ async fn a_project_file_is_never_an_error_it_is_ignored_with_a_warning() {
 
 #[tokio::test]
 async fn an_author_without_a_usable_provider_falls_back_to_the_floor() {
-    let server = Server::start().await;
+    let server = ModelServer::start();
     server.always(Reply::Text(flags_reply()));
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("config")).unwrap();

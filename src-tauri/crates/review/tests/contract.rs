@@ -6,7 +6,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{PLAN, Reply, Server, clean_reply, flags_reply, quick, rig};
+use common::{ModelServer, PLAN, Reply, clean_reply, flags_reply, quick, rig};
 use crosscheck_review::prompt::REPAIR_INSTRUCTION;
 use crosscheck_review::{
     Action, COMMIT_REVIEW_SYSTEM_PROMPT, PLAN_REVIEW_SYSTEM_PROMPT, ReviewRequest, ReviewSource,
@@ -30,7 +30,7 @@ fn has_key_anywhere(v: &Value, key: &str) -> bool {
 
 #[tokio::test]
 async fn anthropic_request_carries_the_plan_the_p_list_and_max_tokens_never_temperature() {
-    let server = Server::start().await;
+    let server = ModelServer::start();
     server.push(Reply::Text(flags_reply()));
     let rig = rig(
         &server.base,
@@ -68,7 +68,7 @@ async fn anthropic_request_carries_the_plan_the_p_list_and_max_tokens_never_temp
 
 #[tokio::test]
 async fn openai_request_carries_the_plan_the_p_list_and_max_tokens_never_temperature() {
-    let server = Server::start().await;
+    let server = ModelServer::start();
     server.push(Reply::Text(clean_reply()));
     let rig = rig(&server.base, json!({"maxTokens": 777}));
     let mut request = plan(PLAN);
@@ -96,7 +96,7 @@ async fn openai_request_carries_the_plan_the_p_list_and_max_tokens_never_tempera
 
 #[tokio::test]
 async fn max_completion_tokens_field_is_configurable() {
-    let server = Server::start().await;
+    let server = ModelServer::start();
     server.push(Reply::Text(clean_reply()));
     let rig = rig(
         &server.base,
@@ -115,7 +115,7 @@ async fn max_completion_tokens_field_is_configurable() {
 
 #[tokio::test]
 async fn commit_request_carries_the_diff_the_file_list_and_the_j_list() {
-    let server = Server::start().await;
+    let server = ModelServer::start();
     server.push(Reply::Text(
         (1..=8)
             .map(|n| format!("J{n} PASS — ok\n"))
@@ -137,7 +137,7 @@ async fn commit_request_carries_the_diff_the_file_list_and_the_j_list() {
 
 #[tokio::test]
 async fn the_timeout_is_honoured() {
-    let server = Server::start().await;
+    let server = ModelServer::start();
     server.always(Reply::Hang);
     let rig = rig(
         &server.base,
@@ -172,7 +172,7 @@ async fn a_transport_error_becomes_unreviewed() {
 
 #[tokio::test]
 async fn a_missing_key_for_the_vendor_url_is_an_auth_outcome_without_a_call() {
-    let server = Server::start().await;
+    let server = ModelServer::start();
     let dir = tempfile::tempdir().unwrap();
     let engine = crosscheck_review::Engine::open(crosscheck_review::EngineOptions {
         database_path: dir.path().join("db"),
@@ -288,7 +288,7 @@ async fn chaos_replies_yield_an_outcome_for_both_shapes() {
         ),
         (
             "aborted body",
-            Reply::AbortMidBody("{\"content\": [{\"type\": \"te".into()),
+            Reply::Cut("{\"content\": [{\"type\": \"te".into()),
             "transport",
         ),
         (
@@ -299,14 +299,15 @@ async fn chaos_replies_yield_an_outcome_for_both_shapes() {
                 format!(
                     "{{\"content\": [{{\"type\": \"text\", \"text\": \"{}\"}}]}}",
                     "x".repeat(3 * 1024 * 1024)
-                ),
+                )
+                .into(),
             ),
             "bad_reply",
         ),
         ("hang", Reply::Hang, "timeout"),
     ];
     for author in [None, Some("gpt-5")] {
-        let server = Server::start().await;
+        let server = ModelServer::start();
         let rig = rig(
             &server.base,
             json!({"reviewTimeoutMs": 400, "reviewTimeoutMsPer1000Chars": 0}),
@@ -330,7 +331,7 @@ async fn chaos_replies_yield_an_outcome_for_both_shapes() {
 
 #[tokio::test]
 async fn a_reply_without_a_verdict_is_repaired_once() {
-    let server = Server::start().await;
+    let server = ModelServer::start();
     let broken = "P1 FAIL — \"Increments\": no files.\nOverall this looks fine.";
     server.push(Reply::Text(broken.into()));
     server.push(Reply::Text(
@@ -352,7 +353,7 @@ async fn a_reply_without_a_verdict_is_repaired_once() {
 
 #[tokio::test]
 async fn a_count_mismatch_still_broken_after_repair_is_flagged_never_clean() {
-    let server = Server::start().await;
+    let server = ModelServer::start();
     server.always(Reply::Text(
         "P1 FAIL — \"Scope\": two issues.\nVERDICT: CLEAN".into(),
     ));
@@ -367,7 +368,7 @@ async fn a_count_mismatch_still_broken_after_repair_is_flagged_never_clean() {
 
 #[tokio::test]
 async fn a_failed_repair_call_leaves_the_review_flagged() {
-    let server = Server::start().await;
+    let server = ModelServer::start();
     server.push(Reply::Text("no verdict at all".into()));
     server.push(Reply::Json(500, json!({"error": {"message": "boom"}})));
     let rig = rig(&server.base, quick());
@@ -379,7 +380,7 @@ async fn a_failed_repair_call_leaves_the_review_flagged() {
 
 #[tokio::test]
 async fn truncated_input_is_marked_and_never_clean() {
-    let server = Server::start().await;
+    let server = ModelServer::start();
     server.always(Reply::Text(clean_reply()));
     let rig = rig(
         &server.base,

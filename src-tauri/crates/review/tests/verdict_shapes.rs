@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{PLAN, Reply, Server, clean_reply, quick, rig};
+use common::{ModelServer, PLAN, Reply, clean_reply, quick, rig};
 use crosscheck_review::verdict::{ParsedReply, Verdict, parse_reply};
 use crosscheck_review::{ReviewKind, ReviewRequest, ReviewSource, ReviewStatus};
 
@@ -52,7 +52,7 @@ fn no_shape_with_a_failing_or_missing_check_parses_clean() {
 async fn no_shape_is_recorded_clean_even_after_the_repair_round() {
     let mut recorded = Vec::new();
     for (name, text) in shapes() {
-        let server = Server::start().await;
+        let server = ModelServer::start();
         server.always(Reply::Text(text));
         let rig = rig(&server.base, quick());
         let request = ReviewRequest::plan("/w", PLAN, ReviewSource::Draft);

@@ -1,19 +1,17 @@
 //! A scripted model server on 127.0.0.1: it answers Anthropic's Messages route
 //! (`…/v1/messages`) and OpenAI-compatible chat completions (`…/chat/completions`) from a queue
-//! of [`Reply`]s (or a fallback), and records every request. It runs on a thread and a runtime
-//! of its own, so synchronous tests (a gate run as a separate process), async tests and tests on
-//! paused tokio time all use it alike.
+//! of [`Reply`]s (or a fallback), and records every request. It speaks HTTP/1.1 itself, one
+//! thread per connection, so it can also fail the ways a real provider's network does (a body
+//! cut short, a connection closed without an answer, bytes that are not UTF-8), and it serves
+//! synchronous tests (a gate run as a separate process), async tests and tests on paused tokio
+//! time alike.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use axum::Router;
-use axum::body::{Body, Bytes};
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, Uri, header};
-use axum::response::Response;
-use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 /// One scripted answer.
@@ -23,14 +21,16 @@ pub enum Reply {
     Text(String),
     /// A JSON body with a status.
     Json(u16, Value),
-    /// A raw body with a status and a content type.
-    Raw(u16, &'static str, String),
+    /// Any status, content type and body bytes.
+    Raw(u16, &'static str, Vec<u8>),
     /// Never answer (until the test ends).
     Hang,
     /// Answer after a delay.
     Delay(Duration, Box<Reply>),
-    /// Send the start of a body, then break the connection.
-    AbortMidBody(String),
+    /// A 200 whose `Content-Length` promises more than these bytes, then the connection closes.
+    Cut(Vec<u8>),
+    /// Close the connection without answering.
+    Close,
 }
 
 impl Reply {
@@ -42,6 +42,16 @@ impl Reply {
     /// An error status with a provider-style JSON error body.
     pub fn error(status: u16) -> Reply {
         Reply::Json(status, json!({"error": {"message": "scripted failure"}}))
+    }
+
+    /// The reviewer's text after `delay` (none when zero).
+    pub fn text_after(text: impl Into<String>, delay: Duration) -> Reply {
+        let text = Reply::Text(text.into());
+        if delay.is_zero() {
+            text
+        } else {
+            Reply::delayed(delay, text)
+        }
     }
 }
 
@@ -88,27 +98,18 @@ pub struct ModelServer {
 }
 
 impl ModelServer {
-    /// Starts a server on a free loopback port and returns once it listens.
+    /// Starts a server on a free loopback port; it listens when this returns.
     pub fn start() -> ModelServer {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the model server");
+        let addr = listener.local_addr().expect("the model server's address");
         let script = Arc::new(Mutex::new(Script::default()));
-        let state = script.clone();
-        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let shared = script.clone();
         std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("the model server's runtime");
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                    .await
-                    .expect("bind the model server");
-                let addr = listener.local_addr().expect("the model server's address");
-                ready_tx.send(addr).expect("report the address");
-                let app = Router::new().fallback(handle).with_state(state);
-                let _ = axum::serve(listener, app).await;
-            });
+            for stream in listener.incoming().flatten() {
+                let script = shared.clone();
+                std::thread::spawn(move || serve(stream, &script));
+            }
         });
-        let addr = ready_rx.recv().expect("the model server starts");
         ModelServer {
             base: format!("http://{addr}"),
             script,
@@ -157,7 +158,7 @@ impl ModelServer {
 
 /// A base URL where nothing listens (a loopback port bound and released at once), with `/v1`.
 pub fn unreachable_base_url() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().expect("address");
     drop(listener);
     format!("http://{addr}/v1")
@@ -174,68 +175,46 @@ fn success_shape(path: &str, text: &str) -> Value {
     }
 }
 
-fn status(code: u16) -> StatusCode {
-    StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
-}
-
-fn respond(path: String, reply: Reply) -> BoxFuture<'static, Response> {
-    Box::pin(async move {
-        match reply {
-            Reply::Json(code, value) => Response::builder()
-                .status(status(code))
-                .header(header::CONTENT_TYPE, "application/json")
-                .body(Body::from(value.to_string()))
-                .expect("a response"),
-            Reply::Raw(code, content_type, body) => Response::builder()
-                .status(status(code))
-                .header(header::CONTENT_TYPE, content_type)
-                .body(Body::from(body))
-                .expect("a response"),
-            Reply::Text(text) => {
-                let shape = success_shape(&path, &text);
-                respond(path, Reply::Json(200, shape)).await
-            }
-            Reply::Hang => {
-                futures_util::future::pending::<()>().await;
-                Response::new(Body::empty())
-            }
-            Reply::Delay(delay, inner) => {
-                tokio::time::sleep(delay).await;
-                respond(path, *inner).await
-            }
-            Reply::AbortMidBody(part) => {
-                let chunks: Vec<Result<Bytes, std::io::Error>> = vec![
-                    Ok(Bytes::from(part)),
-                    Err(std::io::Error::other("the server broke the connection")),
-                ];
-                Response::builder()
-                    .status(200)
-                    .header(header::CONTENT_TYPE, "application/json")
-                    .body(Body::from_stream(futures_util::stream::iter(chunks)))
-                    .expect("a response")
-            }
+/// Reads one request (request line, headers, a `Content-Length` body); `None` when the client
+/// went away first.
+fn read_request(stream: &TcpStream) -> Option<Seen> {
+    let mut reader = BufReader::new(stream.try_clone().ok()?);
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line).ok()?;
+    let path = request_line.split_whitespace().nth(1)?.to_owned();
+    let mut headers = BTreeMap::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+            break;
         }
+        if let Some((k, v)) = line.split_once(':') {
+            headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_owned());
+        }
+    }
+    let length = headers
+        .get("content-length")
+        .and_then(|l| l.parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    let raw = String::from_utf8_lossy(&body).into_owned();
+    Some(Seen {
+        path,
+        headers,
+        body: serde_json::from_str(&raw).unwrap_or(Value::Null),
+        raw,
     })
 }
 
-async fn handle(
-    State(script): State<Arc<Mutex<Script>>>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let raw = String::from_utf8_lossy(&body).into_owned();
+fn serve(mut stream: TcpStream, script: &Mutex<Script>) {
+    let Some(seen) = read_request(&stream) else {
+        return;
+    };
+    let path = seen.path.clone();
     let reply = {
         let mut s = script.lock().unwrap_or_else(PoisonError::into_inner);
-        s.seen.push(Seen {
-            path: uri.path().to_owned(),
-            headers: headers
-                .iter()
-                .map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
-                .collect(),
-            body: serde_json::from_str(&raw).unwrap_or(Value::Null),
-            raw,
-        });
+        s.seen.push(seen);
         s.queue
             .pop_front()
             .or_else(|| s.fallback.clone())
@@ -244,7 +223,44 @@ async fn handle(
                 json!({"error": {"message": "nothing scripted"}}),
             ))
     };
-    respond(uri.path().to_owned(), reply).await
+    answer(&mut stream, &path, reply);
+}
+
+fn answer(stream: &mut TcpStream, path: &str, reply: Reply) {
+    let (status, content_type, body) = match reply {
+        Reply::Close => return,
+        Reply::Hang => loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        },
+        Reply::Delay(delay, inner) => {
+            std::thread::sleep(delay);
+            return answer(stream, path, *inner);
+        }
+        Reply::Cut(part) => {
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                part.len() * 4 + 100
+            );
+            let _ = stream.write_all(&part);
+            let _ = stream.flush();
+            return;
+        }
+        Reply::Text(text) => (
+            200,
+            "application/json",
+            success_shape(path, &text).to_string().into_bytes(),
+        ),
+        Reply::Json(status, value) => (status, "application/json", value.to_string().into_bytes()),
+        Reply::Raw(status, content_type, body) => (status, content_type, body),
+    };
+    let _ = write!(
+        stream,
+        "HTTP/1.1 {status} X\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = stream.write_all(&body);
+    let _ = stream.flush();
 }
 
 #[cfg(test)]

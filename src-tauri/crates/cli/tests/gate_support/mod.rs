@@ -1,170 +1,15 @@
-//! Shared helpers for the gate tests: a scripted model server on 127.0.0.1:0 (plain std
-//! threads, so the gate under test is a real separate process) and an isolated environment.
+//! Shared helpers for the gate tests: the test kit's scripted model server, an isolated
+//! environment for the gate binary (a real separate process) and the canned replies.
 #![allow(dead_code)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
-use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
-/// A scripted reply.
-#[derive(Clone, Debug)]
-pub enum Reply {
-    /// Reviewer text in the provider's success shape, after a delay.
-    Text(String, Duration),
-    /// A status with a JSON error body.
-    Status(u16),
-    /// Any status, content type and body bytes, after a delay.
-    Raw(u16, &'static str, Vec<u8>, Duration),
-    /// A 200 whose `Content-Length` promises more than the bytes sent before the connection
-    /// closes.
-    Cut(Vec<u8>),
-    /// Close the connection without answering.
-    Close,
-}
-
-#[derive(Default)]
-struct State {
-    script: VecDeque<Reply>,
-    fallback: Option<Reply>,
-    seen: Vec<(String, Value)>,
-}
-
-/// The scripted model server.
-#[derive(Clone)]
-pub struct ModelServer {
-    pub base: String,
-    state: Arc<Mutex<State>>,
-}
-
-impl ModelServer {
-    pub fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let state = Arc::new(Mutex::new(State::default()));
-        let shared = state.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let state = shared.clone();
-                std::thread::spawn(move || serve(stream, state));
-            }
-        });
-        Self { base, state }
-    }
-
-    pub fn push(&self, reply: Reply) {
-        self.state.lock().unwrap().script.push_back(reply);
-    }
-
-    pub fn always(&self, reply: Reply) {
-        self.state.lock().unwrap().fallback = Some(reply);
-    }
-
-    /// (path, JSON body) of each request seen.
-    pub fn seen(&self) -> Vec<(String, Value)> {
-        self.state.lock().unwrap().seen.clone()
-    }
-
-    pub fn count(&self) -> usize {
-        self.state.lock().unwrap().seen.len()
-    }
-
-    /// The user message of request `i` (either wire shape).
-    pub fn user_message(&self, i: usize) -> String {
-        let (path, body) = &self.seen()[i];
-        let index = if path.ends_with("/v1/messages") { 0 } else { 1 };
-        body["messages"][index]["content"]
-            .as_str()
-            .unwrap_or("")
-            .to_owned()
-    }
-}
-
-fn serve(stream: TcpStream, state: Arc<Mutex<State>>) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut request_line = String::new();
-    if reader.read_line(&mut request_line).is_err() {
-        return;
-    }
-    let path = request_line
-        .split_whitespace()
-        .nth(1)
-        .unwrap_or("")
-        .to_owned();
-    let mut length = 0;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-            break;
-        }
-        if let Some((k, v)) = line.split_once(':')
-            && k.eq_ignore_ascii_case("content-length")
-        {
-            length = v.trim().parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0; length];
-    if reader.read_exact(&mut body).is_err() {
-        return;
-    }
-    let reply = {
-        let mut s = state.lock().unwrap();
-        s.seen.push((
-            path.clone(),
-            serde_json::from_slice(&body).unwrap_or(Value::Null),
-        ));
-        s.script
-            .pop_front()
-            .or_else(|| s.fallback.clone())
-            .unwrap_or(Reply::Status(500))
-    };
-    let mut stream = stream;
-    let (status, content_type, body): (u16, &str, Vec<u8>) = match reply {
-        Reply::Close => return,
-        Reply::Cut(part) => {
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                part.len() * 4 + 100
-            );
-            let _ = stream.write_all(&part);
-            let _ = stream.flush();
-            return;
-        }
-        Reply::Raw(status, content_type, body, delay) => {
-            std::thread::sleep(delay);
-            (status, content_type, body)
-        }
-        Reply::Text(text, delay) => {
-            std::thread::sleep(delay);
-            let body = if path.ends_with("/v1/messages") {
-                json!({"type": "message", "role": "assistant", "content": [{"type": "text", "text": text}]})
-            } else {
-                json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]})
-            };
-            (200, "application/json", body.to_string().into_bytes())
-        }
-        Reply::Status(code) => (
-            code,
-            "application/json",
-            json!({"error": {"message": "scripted failure"}})
-                .to_string()
-                .into_bytes(),
-        ),
-    };
-    let _ = write!(
-        stream,
-        "HTTP/1.1 {status} X\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    let _ = stream.write_all(&body);
-}
+pub use crosscheck_testkit::{ModelServer, Reply};
 
 /// A flagged plan review.
 pub fn plan_flags() -> String {
@@ -176,20 +21,6 @@ pub fn plan_flags() -> String {
      P6 PASS — each risk has a direction.\n\
      P7 PASS — claims name their tests.\n\
      P8 PASS — delivery steps listed.\n\
-     VERDICT: FLAGS (1)"
-        .to_owned()
-}
-
-/// A flagged commit review.
-pub fn commit_flags() -> String {
-    "J1 PASS — the diff adds the greeting it says.\n\
-     J2 FAIL — hello.txt:1: no test covers the new greeting; add one.\n\
-     J3 PASS — one concern.\n\
-     J4 PASS — looked for debug prints and secrets: none.\n\
-     J5 PASS — no error paths.\n\
-     J6 PASS — no always/never claims.\n\
-     J7 PASS — not user-visible.\n\
-     J8 PASS — no shims.\n\
      VERDICT: FLAGS (1)"
         .to_owned()
 }
