@@ -1,7 +1,7 @@
 //! The HTTP client for one OpenCode server: the `/session` surface, catalogs, and the request
 //! that opens the global event stream (read by [`crate::stream`]).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,6 +35,13 @@ const PATH_SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'.')
     .remove(b'~');
 
+/// Sessions asked for in a listing's first request; a full answer asks again with twice as many.
+pub const SESSION_PAGE: usize = 200;
+/// The largest `limit` a listing asks with (a bound, so a listing always ends).
+const MAX_SESSION_LIMIT: usize = 1 << 22;
+/// The project OpenCode files every session of a folder outside git under.
+pub const GLOBAL_PROJECT: &str = "global";
+
 /// The user name OpenCode expects with its server password.
 const USERNAME: &str = "opencode";
 
@@ -54,6 +61,28 @@ impl fmt::Debug for ServerConfig {
             .field("password", &self.password.as_ref().map(|_| "<redacted>"))
             .finish()
     }
+}
+
+/// What [`Client::list_all_sessions`] found: the sessions of every listing that answered, and
+/// the listings that failed.
+#[derive(Debug, Default)]
+pub struct SessionListing {
+    /// Every listed session, once each.
+    pub sessions: Vec<Session>,
+    /// The listings that failed; their projects' sessions are unknown, not gone.
+    pub failures: Vec<ListingFailure>,
+}
+
+/// One session listing that failed.
+#[derive(Debug)]
+pub struct ListingFailure {
+    /// The project it covers; `None` when unknown (the server's own project, or the project
+    /// list itself), which makes every project's sessions unknown.
+    pub project_id: Option<String>,
+    /// The request, for messages.
+    pub listing: String,
+    /// Why it failed.
+    pub error: Error,
 }
 
 /// Time limits of a [`Client`].
@@ -360,44 +389,126 @@ impl Client {
     }
 
     /// `GET /session[?directory=]`: without a directory, the sessions of the server's own
-    /// project; with one, only that directory's.
+    /// project; with one, only that directory's. Every one of them: see [`Client::page_through`].
     pub async fn list_sessions(&self, directory: Option<&str>) -> Result<Vec<Session>, Error> {
-        self.get_json("/session".into(), &dir_query(directory))
+        let query = dir_query(directory);
+        self.page_through("/session", &query).await
+    }
+
+    /// `GET /experimental/session?archived=true`: every session of every project, the
+    /// catch-all `global` project of non-git folders included (each listed with its project).
+    pub async fn list_sessions_everywhere(&self) -> Result<Vec<Session>, Error> {
+        self.page_through("/experimental/session", &[("archived", "true")])
             .await
     }
 
-    /// Every session the server knows, across projects, each once (first listing wins).
+    /// Asks a session listing with `limit` and asks again with twice the limit while the
+    /// answer is full. OpenCode answers only its newest 100 sessions without a `limit`, and its
+    /// `start`/`cursor` parameters are lower/upper bounds on `time.updated` (sessions updated in
+    /// the same millisecond would be skipped), so a growing limit is the way to get them all.
+    async fn page_through(
+        &self,
+        path: &str,
+        query: &[(&str, &str)],
+    ) -> Result<Vec<Session>, Error> {
+        let mut limit = SESSION_PAGE;
+        loop {
+            let limit_text = limit.to_string();
+            let mut asked = query.to_vec();
+            asked.push(("limit", &limit_text));
+            let page: Vec<Session> = self.get_json(path.to_owned(), &asked).await?;
+            if page.len() < limit || limit >= MAX_SESSION_LIMIT {
+                return Ok(page);
+            }
+            limit = limit.saturating_mul(2).min(MAX_SESSION_LIMIT);
+        }
+    }
+
+    /// Every session the server knows, across projects, each once, with the listings that
+    /// failed.
     ///
     /// `GET /session` alone only lists the project the server was started in; the sessions of
-    /// other projects are reachable only by naming a directory. So this lists the server's own
-    /// project and then each project's worktree from [`Client::projects`] (concurrently), and
-    /// merges them by id. The worktree `/` (the catch-all `global` project of non-git folders)
-    /// is skipped: asking with `directory=/` would make the server open `/` as a project, and
-    /// its sessions already appear when their own directories are asked for or in the plain
-    /// listing. Any failed listing fails the whole call: a partial list must never look like
-    /// "these are all the sessions".
-    pub async fn list_all_sessions(&self) -> Result<Vec<Session>, Error> {
-        let (root, projects) =
-            futures_util::future::try_join(self.list_sessions(None), self.projects()).await?;
-        let mut worktrees: Vec<&str> = projects
+    /// other projects are reachable only by naming a directory, and those of non-git folders
+    /// (the `global` project, worktree `/`) only folder by folder or through the cross-project
+    /// listing. So this lists the server's own project, each project's worktree from
+    /// [`Client::projects`] and the cross-project listing (concurrently), and merges them by id,
+    /// keeping the copy with the newest `time.updated`. A listing that fails is reported in
+    /// [`SessionListing::failures`] with the project it covers, and the others are kept: the
+    /// caller must not take the sessions of a failed project as gone.
+    pub async fn list_all_sessions(&self) -> SessionListing {
+        let mut failures = Vec::new();
+        let (root, projects, everywhere) = futures_util::future::join3(
+            self.list_sessions(None),
+            self.projects(),
+            self.list_sessions_everywhere(),
+        )
+        .await;
+        let projects = projects.unwrap_or_else(|error| {
+            failures.push(ListingFailure {
+                project_id: None,
+                listing: "GET /project".into(),
+                error,
+            });
+            Vec::new()
+        });
+        let mut worktrees: Vec<(&str, &str)> = projects
             .iter()
-            .map(|p| p.worktree.as_str())
-            .filter(|w| !w.is_empty() && *w != "/")
+            .filter(|p| !p.worktree.is_empty() && p.worktree != "/")
+            .map(|p| (p.id.as_str(), p.worktree.as_str()))
             .collect();
         worktrees.sort_unstable();
         worktrees.dedup();
-        let listings = futures_util::future::try_join_all(
-            worktrees.into_iter().map(|w| self.list_sessions(Some(w))),
+        let listings = futures_util::future::join_all(
+            worktrees.iter().map(|(_, w)| self.list_sessions(Some(w))),
         )
-        .await?;
-        let mut seen = HashSet::new();
-        let mut all = Vec::with_capacity(root.len());
-        for session in root.into_iter().chain(listings.into_iter().flatten()) {
-            if seen.insert(session.id.clone()) {
-                all.push(session);
+        .await;
+        let mut lists = Vec::new();
+        match root {
+            Ok(list) => lists.push(list),
+            Err(error) => failures.push(ListingFailure {
+                project_id: None,
+                listing: "GET /session".into(),
+                error,
+            }),
+        }
+        for ((project_id, worktree), listing) in worktrees.iter().zip(listings) {
+            match listing {
+                Ok(list) => lists.push(list),
+                Err(error) => failures.push(ListingFailure {
+                    project_id: Some((*project_id).to_owned()),
+                    listing: format!("GET /session?directory={worktree}"),
+                    error,
+                }),
             }
         }
-        Ok(all)
+        match everywhere {
+            Ok(list) => lists.push(list),
+            Err(error) => failures.push(ListingFailure {
+                project_id: Some(GLOBAL_PROJECT.to_owned()),
+                listing: "GET /experimental/session".into(),
+                error,
+            }),
+        }
+        let mut by_id: HashMap<String, Session> = HashMap::new();
+        let mut order = Vec::new();
+        for session in lists.into_iter().flatten() {
+            match by_id.get_mut(&session.id) {
+                Some(known) => {
+                    if session.time.updated > known.time.updated {
+                        *known = session;
+                    }
+                }
+                None => {
+                    order.push(session.id.clone());
+                    by_id.insert(session.id.clone(), session);
+                }
+            }
+        }
+        let sessions = order
+            .into_iter()
+            .filter_map(|id| by_id.remove(&id))
+            .collect();
+        SessionListing { sessions, failures }
     }
 
     /// `GET /session/:id`; an unknown id is [`Error::NotFound`].

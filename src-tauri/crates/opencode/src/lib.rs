@@ -9,7 +9,7 @@ pub mod stream;
 pub mod supervisor;
 pub mod types;
 
-pub use client::{Client, ServerConfig, Timeouts};
+pub use client::{Client, ListingFailure, ServerConfig, SessionListing, Timeouts};
 pub use error::Error;
 pub use event::{Envelope, Event};
 pub use stream::{StreamHandle, StreamItem, StreamOptions, spawn_event_stream};

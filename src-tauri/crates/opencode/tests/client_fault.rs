@@ -260,7 +260,10 @@ async fn a_reply_slower_than_the_timeout_is_a_transport_error() {
     let Error::Transport { url, message } = &err else {
         panic!("expected Transport, got {err:?}")
     };
-    assert_eq!(url, &format!("{}/session?directory=/p", server.base));
+    assert_eq!(
+        url,
+        &format!("{}/session?directory=/p&limit=200", server.base)
+    );
     assert!(message.contains("timed out"), "{message}");
     assert!(err.is_transport());
     assert_eq!(err.code(), "opencode_unreachable");
@@ -386,7 +389,7 @@ async fn directories_are_percent_encoded() {
     assert_eq!(
         uris,
         [
-            format!("/session?directory={encoded}"),
+            format!("/session?directory={encoded}&limit=200"),
             format!("/agent?directory={encoded}"),
             format!("/session?directory={encoded}")
         ]
@@ -580,55 +583,118 @@ async fn statuses_and_catalogs_decode() {
     assert_eq!(client.projects().await.expect("projects")[0].worktree, "/");
 }
 
+fn session_at(id: &str, directory: &str, updated: i64) -> Value {
+    let mut s = session(id, directory);
+    s["time"]["updated"] = json!(updated);
+    s
+}
+
 #[tokio::test]
-async fn all_sessions_are_the_union_over_projects() {
+async fn all_sessions_are_the_union_over_projects_and_the_global_one() {
     let server = fake(|seen| match seen.uri.as_str() {
         "/project" => Reply::json(json!([
             {"id": "global", "worktree": "/"},
             {"id": "p1", "worktree": "/home/dev/a b"},
             {"id": "p2", "worktree": "/home/dev/c"}])),
-        "/session" => Reply::json(json!([
+        "/session?limit=200" => Reply::json(json!([
             session("ses_1", "/srv"),
             session("ses_2", "/home/dev/a b")
         ])),
-        "/session?directory=/home/dev/a%20b" => Reply::json(json!([
-            session("ses_2", "/home/dev/a b"),
+        "/session?directory=/home/dev/a%20b&limit=200" => Reply::json(json!([
+            session_at("ses_2", "/home/dev/a b", 9),
             session("ses_3", "/home/dev/a b")
         ])),
-        "/session?directory=/home/dev/c" => Reply::json(json!([session("ses_4", "/home/dev/c")])),
+        "/session?directory=/home/dev/c&limit=200" => {
+            Reply::json(json!([session("ses_4", "/home/dev/c")]))
+        }
+        // Folders outside git: only the cross-project listing names them.
+        "/experimental/session?archived=true&limit=200" => Reply::json(json!([
+            session("ses_5", "/home/dev/notes"),
+            session("ses_1", "/srv")
+        ])),
         _ => Reply::raw(500, "unexpected"),
     })
     .await;
-    let all = server.client().list_all_sessions().await.expect("all");
-    let ids: Vec<&str> = all.iter().map(|s| s.id.as_str()).collect();
-    assert_eq!(ids, ["ses_1", "ses_2", "ses_3", "ses_4"]);
+    let listing = server.client().list_all_sessions().await;
+    assert!(listing.failures.is_empty(), "{:?}", listing.failures);
+    let ids: Vec<&str> = listing.sessions.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["ses_1", "ses_2", "ses_3", "ses_4", "ses_5"]);
+    assert_eq!(
+        listing.sessions[1].time.updated, 9,
+        "the newest copy of a session listed twice wins"
+    );
     let mut uris: Vec<String> = server.seen().into_iter().map(|s| s.uri).collect();
     uris.sort();
     assert_eq!(
         uris,
         [
+            "/experimental/session?archived=true&limit=200",
             "/project",
-            "/session",
-            "/session?directory=/home/dev/a%20b",
-            "/session?directory=/home/dev/c"
+            "/session?directory=/home/dev/a%20b&limit=200",
+            "/session?directory=/home/dev/c&limit=200",
+            "/session?limit=200",
         ]
     );
 }
 
 #[tokio::test]
-async fn one_failed_listing_fails_the_union() {
+async fn a_failed_listing_is_reported_and_the_others_kept() {
     let server = fake(|seen| match seen.uri.as_str() {
         "/project" => Reply::json(json!([{"id": "p1", "worktree": "/home/dev/a"}])),
-        "/session" => Reply::json(json!([session("ses_1", "/srv")])),
+        "/session?limit=200" => Reply::json(json!([session("ses_1", "/srv")])),
+        "/experimental/session?archived=true&limit=200" => {
+            Reply::json(json!([session("ses_2", "/home/dev/notes")]))
+        }
         _ => Reply::raw(503, "busy"),
     })
     .await;
-    let err = server
-        .client()
-        .list_all_sessions()
-        .await
-        .expect_err("must not look complete");
-    assert!(matches!(err, Error::Status { status: 503, .. }), "{err:?}");
+    let listing = server.client().list_all_sessions().await;
+    let ids: Vec<&str> = listing.sessions.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["ses_1", "ses_2"]);
+    assert_eq!(listing.failures.len(), 1, "{:?}", listing.failures);
+    let failure = &listing.failures[0];
+    assert_eq!(failure.project_id.as_deref(), Some("p1"));
+    assert!(
+        matches!(failure.error, Error::Status { status: 503, .. }),
+        "{failure:?}"
+    );
+}
+
+/// A server with `total` sessions that answers like OpenCode: the newest `limit` (100 without
+/// one), newest first.
+fn paging_server(total: usize) -> impl Fn(&Seen) -> Reply + Send + Sync + 'static {
+    move |seen| {
+        let limit = seen
+            .uri
+            .split(['?', '&'])
+            .find_map(|kv| kv.strip_prefix("limit="))
+            .and_then(|l| l.parse::<usize>().ok())
+            .unwrap_or(100);
+        let page: Vec<Value> = (0..total.min(limit))
+            .map(|i| session_at(&format!("ses_{:05}", total - i), "/srv", (total - i) as i64))
+            .collect();
+        Reply::json(Value::Array(page))
+    }
+}
+
+#[tokio::test]
+async fn a_listing_pages_through_more_than_the_server_page() {
+    for total in [0, 99, 100, 199, 200, 201, 450, 1_000] {
+        let server = fake(paging_server(total)).await;
+        let listed = server.client().list_sessions(None).await.expect("list");
+        assert_eq!(listed.len(), total, "all {total} sessions");
+        let mut ids: Vec<&str> = listed.iter().map(|s| s.id.as_str()).collect();
+        ids.dedup();
+        assert_eq!(ids.len(), total, "each once");
+        let asked: Vec<String> = server.seen().into_iter().map(|s| s.uri).collect();
+        // 200, 400, 800, ...: asked again only while the answer was full.
+        let (mut expected, mut limit) = (1, 200);
+        while total >= limit {
+            expected += 1;
+            limit *= 2;
+        }
+        assert_eq!(asked.len(), expected, "{total}: {asked:?}");
+    }
 }
 
 #[tokio::test]

@@ -229,7 +229,7 @@ async fn the_real_server_end_to_end() {
         client
             .list_all_sessions()
             .await
-            .expect("list all")
+            .sessions
             .iter()
             .any(|s| s.id == id)
     );
@@ -329,4 +329,104 @@ async fn the_real_server_end_to_end() {
     let pid = supervisor.pid().expect("pid");
     supervisor.stop().await;
     assert!(client.health().await.is_err(), "server {pid} stopped");
+}
+
+/// More sessions than the server's default page (100) and than the client's first page (200)
+/// in a git repository, plus sessions in folders outside git (OpenCode's `global` project):
+/// the full listing returns each of them once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_full_listing_pages_and_includes_folders_outside_git() {
+    let root = tempfile::tempdir().expect("tmp");
+    let mut options = options(root.path());
+    let repo = root.path().join("repo");
+    std::fs::create_dir_all(&repo).expect("mkdir");
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .status()
+            .expect("git runs");
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["commit", "-q", "--allow-empty", "-m", "init"]);
+    options.working_dir = repo.clone();
+    let supervisor = Supervisor::start(options)
+        .await
+        .expect("opencode serve starts");
+    let client = Client::new(supervisor.config()).expect("client");
+    let canonical = |p: &Path| {
+        std::fs::canonicalize(p)
+            .expect("canonical")
+            .display()
+            .to_string()
+    };
+    let repo_dir = canonical(&repo);
+    let plain: Vec<String> = ["notes", "scratch pad"]
+        .iter()
+        .map(|name| {
+            let dir = root.path().join(name);
+            std::fs::create_dir_all(&dir).expect("mkdir");
+            canonical(&dir)
+        })
+        .collect();
+
+    const IN_REPO: usize = 230;
+    let mut wanted = std::collections::BTreeSet::new();
+    let mut created = 0;
+    while created < IN_REPO {
+        let batch = (IN_REPO - created).min(10);
+        let made = futures_util::future::join_all((0..batch).map(|i| {
+            let client = client.clone();
+            let dir = repo_dir.clone();
+            async move {
+                client
+                    .create_session(
+                        &dir,
+                        &CreateSession {
+                            title: Some(format!("repo {}", created + i)),
+                            ..Default::default()
+                        },
+                    )
+                    .await
+                    .expect("create in the repository")
+            }
+        }))
+        .await;
+        wanted.extend(made.into_iter().map(|s| s.id));
+        created += batch;
+    }
+    for dir in &plain {
+        for i in 0..2 {
+            let s = client
+                .create_session(
+                    dir,
+                    &CreateSession {
+                        title: Some(format!("plain {i}")),
+                        ..Default::default()
+                    },
+                )
+                .await
+                .expect("create outside git");
+            assert_eq!(s.project_id, "global", "{s:?}");
+            wanted.insert(s.id);
+        }
+    }
+    assert_eq!(
+        client.list_sessions(None).await.expect("own project").len(),
+        IN_REPO,
+        "the server's own project, paged past 100 and 200"
+    );
+
+    let listing = client.list_all_sessions().await;
+    assert!(listing.failures.is_empty(), "{:?}", listing.failures);
+    let ids: Vec<String> = listing.sessions.iter().map(|s| s.id.clone()).collect();
+    let unique: std::collections::BTreeSet<String> = ids.iter().cloned().collect();
+    assert_eq!(ids.len(), unique.len(), "each session once");
+    assert_eq!(unique, wanted, "every session the server has");
+    supervisor.stop().await;
 }
