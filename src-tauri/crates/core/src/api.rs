@@ -2,13 +2,36 @@
 //! `{code, message}` out, plus the stream of [`Stamped`] changes. The requests themselves, with
 //! their response types and handlers, are in [`crate::requests`].
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
 use crate::api_types::{ApiError, Stamped};
 use crate::core::Core;
 use crate::error::ErrorCode;
-use crate::requests::{Request, Response, dispatch};
+use crate::requests::{Request, Response, dispatch, transcripts};
+use crate::store::client_follower;
+
+/// The client a request comes from when the transport does not say (tests, older UIs).
+pub const LOCAL_CLIENT: &str = "local";
+
+/// How many sessions, transcripts, followers and client connections the backend keeps (for
+/// health checks and the soak test).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncStats {
+    /// Sessions in the list.
+    pub sessions: usize,
+    /// Transcripts kept current.
+    pub transcripts: usize,
+    /// Follower entries over those transcripts (one per client connection or flow).
+    pub followers: usize,
+    /// Client connections open now.
+    pub connections: usize,
+}
 
 /// Most changes pushed to the UI in one batch.
 pub const MAX_BATCH: usize = 512;
@@ -45,12 +68,90 @@ pub async fn next_batch(rx: &mut broadcast::Receiver<Stamped>) -> Result<Vec<Sta
 #[derive(Clone)]
 pub struct Api {
     core: Core,
+    /// Open connections per client id (see [`Api::connect`]).
+    clients: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+/// Keeps a client's connection counted; when a client's last one goes, every transcript it
+/// followed is released.
+pub struct ClientConnection {
+    api: Api,
+    client: String,
+}
+
+impl Drop for ClientConnection {
+    fn drop(&mut self) {
+        let last = {
+            let mut clients = self
+                .api
+                .clients
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            match clients.get_mut(&self.client) {
+                Some(n) if *n > 1 => {
+                    *n -= 1;
+                    false
+                }
+                _ => {
+                    clients.remove(&self.client);
+                    true
+                }
+            }
+        };
+        if last {
+            self.api.release_client(&self.client);
+        }
+    }
 }
 
 impl Api {
     /// The Api of `core`.
     pub fn new(core: Core) -> Self {
-        Self { core }
+        Self {
+            core,
+            clients: Arc::default(),
+        }
+    }
+
+    /// Counts a connection of `client` (a browser's event stream, a desktop window) for as
+    /// long as the returned value lives.
+    pub fn connect(&self, client: &str) -> ClientConnection {
+        *self
+            .clients
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry(client.to_owned())
+            .or_default() += 1;
+        ClientConnection {
+            api: self.clone(),
+            client: client.to_owned(),
+        }
+    }
+
+    /// Releases every transcript `client` follows (its page went away or reloaded).
+    pub fn release_client(&self, client: &str) {
+        let follower = client_follower(client);
+        let dropped = self.core.with_store(|s| (s.unfollow_all(&follower), None));
+        tracing::debug!("client {client} went away; {dropped} transcript(s) released");
+    }
+
+    /// Counts for a health view: sessions, kept transcripts, their followers, connections.
+    pub fn stats(&self) -> SyncStats {
+        let (sessions, (transcripts, followers)) = self
+            .core
+            .read_store(|s, _| (s.sessions().len(), s.follow_counts()));
+        let connections = self
+            .clients
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .values()
+            .sum();
+        SyncStats {
+            sessions,
+            transcripts,
+            followers,
+            connections,
+        }
     }
 
     /// The core behind it.
@@ -65,7 +166,22 @@ impl Api {
 
     /// Runs one request; errors come back as `{code, message}`.
     pub async fn handle(&self, request: Request) -> Result<Response, ApiError> {
-        dispatch(&self.core, request).await.map_err(|e| {
+        self.handle_as(LOCAL_CLIENT, request).await
+    }
+
+    /// Runs one request of `client`: the transcripts it opens are followed for it.
+    pub async fn handle_as(&self, client: &str, request: Request) -> Result<Response, ApiError> {
+        let core = &self.core;
+        let result = match request {
+            Request::OpenSession(req) => transcripts::open_for(core, client, req)
+                .await
+                .map(Response::OpenSession),
+            Request::CloseSession(req) => transcripts::close_for(core, client, req)
+                .await
+                .map(Response::CloseSession),
+            request => dispatch(core, request).await,
+        };
+        result.map_err(|e| {
             tracing::debug!("request failed: {e}");
             e.to_api()
         })
@@ -73,10 +189,15 @@ impl Api {
 
     /// Parses a JSON request and runs it; a malformed request is an `invalid_request` error.
     pub async fn handle_json(&self, request: Value) -> Result<Response, ApiError> {
+        self.handle_json_as(LOCAL_CLIENT, request).await
+    }
+
+    /// [`Api::handle_json`] for `client`.
+    pub async fn handle_json_as(&self, client: &str, request: Value) -> Result<Response, ApiError> {
         let request: Request = serde_json::from_value(request).map_err(|e| ApiError {
             code: ErrorCode::InvalidRequest,
             message: format!("invalid request: {e}"),
         })?;
-        self.handle(request).await
+        self.handle_as(client, request).await
     }
 }

@@ -273,8 +273,13 @@ impl Core {
     pub(crate) async fn session(&self, id: &str) -> Result<Session> {
         match self.client()?.get_session(id).await {
             Ok(s) => {
-                self.with_store(|st| ((), Some(st.upsert_session(s.clone()))));
-                Ok(s)
+                // An update that arrived by event while this was fetched is not undone.
+                let newest = self.with_store(|st| {
+                    let change = st.upsert_fetched_session(s.clone());
+                    let newest = st.session(id).cloned().unwrap_or(s);
+                    (newest, change)
+                });
+                Ok(newest)
             }
             Err(crosscheck_opencode::Error::NotFound { .. }) => {
                 Err(Error::SessionNotFound(id.to_owned()))
@@ -310,10 +315,12 @@ impl Core {
     }
 
     /// Keeps a session the server just answered with and returns it as the UI shows it.
+    /// A newer copy that arrived by event meanwhile (`time.updated`) is kept instead.
     pub(crate) fn remember_session(&self, session: Session) -> SessionView {
         self.with_store(|st| {
-            let change = st.upsert_session(session.clone());
-            (st.view(&session), Some(change))
+            let change = st.upsert_fetched_session(session.clone());
+            let newest = st.session(&session.id).cloned().unwrap_or(session);
+            (st.view(&newest), change)
         })
     }
 

@@ -12,6 +12,7 @@ pub mod launch;
 mod ledger_watch;
 pub mod metadata;
 pub mod prompts;
+mod replay;
 pub mod requests;
 pub mod settings;
 pub mod store;

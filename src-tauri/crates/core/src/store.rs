@@ -3,7 +3,7 @@
 //! Applying an event mutates in place (deltas append to the part's text) and returns the
 //! [`Change`] the UI needs, never a copy of a whole transcript.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crosscheck_opencode::{
     Event, MessageInfo, MessageWithParts, Part, PermissionRequest, Session, SessionStatus,
@@ -19,8 +19,15 @@ pub struct Transcript {
     index: HashMap<String, usize>,
     /// Cursor for the page before the oldest loaded message.
     pub older_cursor: Option<String>,
-    /// How many followers (UI views, flows) want it kept current.
-    pub followers: usize,
+    /// Who wants it kept current: one entry per client connection (a browser's event stream,
+    /// a desktop window) and per running flow, however often each opened it.
+    pub followers: BTreeSet<String>,
+    /// Whether a page was loaded; until then events are only recorded.
+    loaded: bool,
+    /// Events recorded while a page is being fetched (see [`crate::replay`]).
+    recording: Vec<Event>,
+    /// Fetches in progress: token and where in `recording` each started.
+    loads: HashMap<u64, usize>,
 }
 
 impl Transcript {
@@ -29,6 +36,7 @@ impl Transcript {
         let mut t = Self {
             messages,
             older_cursor,
+            loaded: true,
             ..Self::default()
         };
         t.messages.sort_by(|a, b| a.info.id.cmp(&b.info.id));
@@ -165,6 +173,33 @@ pub struct Store {
     errors: HashMap<String, (u64, SessionFailure)>,
     /// Counts recorded errors, so a waiter can tell an error newer than its prompt.
     error_serial: u64,
+    /// Session-level events recorded while the session list is being fetched.
+    sessions_recording: Vec<Event>,
+    /// Session list fetches in progress: token and where in the recording each started.
+    sessions_loads: HashMap<u64, usize>,
+    /// The last token handed out for a fetch.
+    last_token: u64,
+}
+
+/// Most events a fetch records; past it the oldest are dropped (the server's final snapshot of
+/// a part or a message still replaces what was streamed, and a resync comes after a failure).
+const MAX_RECORDED: usize = 50_000;
+
+/// What a fetched session list replaces, and what it must keep.
+#[derive(Debug, Default)]
+pub struct SessionsSnapshot {
+    /// Every session listed.
+    pub sessions: Vec<Session>,
+    /// Projects whose listing failed: their known sessions are kept. `None` in the set means
+    /// a listing of unknown scope failed: every known session is kept.
+    pub failed_projects: HashSet<Option<String>>,
+    /// Non-idle statuses listed.
+    pub statuses: HashMap<String, SessionStatus>,
+    /// Pending permission requests listed.
+    pub permissions: Vec<PermissionRequest>,
+    /// Directories whose statuses or permission requests could not be listed: their known
+    /// ones are kept.
+    pub failed_directories: HashSet<String>,
 }
 
 impl Store {
@@ -246,38 +281,23 @@ impl Store {
         self.transcripts.get_mut(id)
     }
 
-    /// Starts keeping a transcript (or replaces its window, keeping its followers).
+    /// Starts keeping a transcript (or replaces its window, keeping its followers and fetches).
     pub fn put_transcript(&mut self, id: &str, mut transcript: Transcript) {
-        if let Some(old) = self.transcripts.get(id) {
+        if let Some(old) = self.transcripts.remove(id) {
             transcript.followers = old.followers;
+            transcript.recording = old.recording;
+            transcript.loads = old.loads;
         }
         self.transcripts.insert(id.to_owned(), transcript);
     }
 
-    /// Adds a follower; returns whether the transcript is already loaded.
-    pub fn follow(&mut self, id: &str) -> bool {
-        match self.transcripts.get_mut(id) {
-            Some(t) => {
-                t.followers += 1;
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Removes a follower and drops the transcript when none is left.
-    pub fn unfollow(&mut self, id: &str) {
-        if let Some(t) = self.transcripts.get_mut(id) {
-            t.followers = t.followers.saturating_sub(1);
-            if t.followers == 0 {
-                self.transcripts.remove(id);
-            }
-        }
-    }
-
-    /// Ids of followed transcripts.
+    /// Ids of loaded transcripts someone follows.
     pub fn followed(&self) -> Vec<String> {
-        self.transcripts.keys().cloned().collect()
+        self.transcripts
+            .iter()
+            .filter(|(_, t)| t.loaded)
+            .map(|(id, _)| id.clone())
+            .collect()
     }
 
     /// A page for the UI: the whole loaded window.
@@ -310,6 +330,10 @@ impl Store {
         self.transcripts
             .retain(|id, _| self.sessions.contains_key(id));
         self.errors.retain(|id, _| self.sessions.contains_key(id));
+        self.sessions_reset_change()
+    }
+
+    fn sessions_reset_change(&self) -> Change {
         Change::SessionsReset {
             sessions: self.session_views(),
             statuses: self.statuses(),
@@ -337,8 +361,17 @@ impl Store {
         }
     }
 
-    /// Applies one server event; returns the change to push, if any.
+    /// Applies one server event; returns the change to push, if any. While a fetch is in
+    /// progress the event is also recorded, to be merged onto the fetched page; a transcript
+    /// whose first page is still loading only records it.
     pub fn apply(&mut self, event: Event) -> Option<Change> {
+        if !self.record(&event) {
+            return None;
+        }
+        self.apply_now(event)
+    }
+
+    fn apply_now(&mut self, event: Event) -> Option<Change> {
         match event {
             Event::SessionCreated(s) | Event::SessionUpdated(s) => Some(self.upsert_session(s)),
             Event::SessionDeleted(s) => Some(self.remove_session(&s.id)),
@@ -518,6 +551,301 @@ impl Store {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Following transcripts, and fetching pages without losing the events that arrive meanwhile.
+
+/// A fetch in progress, to hand back to [`Store::finish_load`] or [`Store::cancel_load`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadToken(u64);
+
+/// How a follower is named: one per client connection or flow.
+pub fn client_follower(client: &str) -> String {
+    format!("client:{client}")
+}
+
+impl Store {
+    fn next_token(&mut self) -> u64 {
+        self.last_token += 1;
+        self.last_token
+    }
+
+    /// Records `event` for the fetches in progress; false when it must not be applied now
+    /// (its transcript's first page is still loading).
+    fn record(&mut self, event: &Event) -> bool {
+        if let Some(session_id) = crate::replay::transcript_session(event) {
+            let Some(t) = self.transcripts.get_mut(session_id) else {
+                return true;
+            };
+            if !t.loads.is_empty() {
+                push_capped(&mut t.recording, &mut t.loads, event);
+            }
+            return t.loaded;
+        }
+        if !self.sessions_loads.is_empty() && is_session_level(event) {
+            push_capped(
+                &mut self.sessions_recording,
+                &mut self.sessions_loads,
+                event,
+            );
+        }
+        true
+    }
+
+    /// Adds `follower` to a transcript (once, however often it asks); returns whether its page
+    /// is loaded already. A transcript not kept yet is created, waiting for its first page.
+    pub fn follow(&mut self, id: &str, follower: &str) -> bool {
+        let t = self.transcripts.entry(id.to_owned()).or_default();
+        t.followers.insert(follower.to_owned());
+        t.loaded
+    }
+
+    /// Removes `follower` from a transcript; a transcript nobody follows is dropped.
+    pub fn unfollow(&mut self, id: &str, follower: &str) {
+        if let Some(t) = self.transcripts.get_mut(id) {
+            t.followers.remove(follower);
+            if t.followers.is_empty() {
+                self.transcripts.remove(id);
+            }
+        }
+    }
+
+    /// Removes `follower` from every transcript (its connection went away); returns how many
+    /// transcripts were dropped.
+    pub fn unfollow_all(&mut self, follower: &str) -> usize {
+        let before = self.transcripts.len();
+        self.transcripts.retain(|_, t| {
+            t.followers.remove(follower);
+            !t.followers.is_empty()
+        });
+        before - self.transcripts.len()
+    }
+
+    /// Transcripts kept, and follower entries over all of them.
+    pub fn follow_counts(&self) -> (usize, usize) {
+        let followers = self.transcripts.values().map(|t| t.followers.len()).sum();
+        (self.transcripts.len(), followers)
+    }
+
+    /// Starts recording a transcript's events before its page is fetched; `None` when nobody
+    /// follows it (there is nothing to load into).
+    pub fn begin_load(&mut self, id: &str) -> Option<LoadToken> {
+        let token = self.next_token();
+        let t = self.transcripts.get_mut(id)?;
+        t.loads.insert(token, t.recording.len());
+        Some(LoadToken(token))
+    }
+
+    /// Installs a fetched page and merges onto it what was recorded since [`Store::begin_load`].
+    /// Returns the reset to push when the transcript was shown already (otherwise the caller
+    /// hands the page out itself), or `None`.
+    pub fn finish_load(
+        &mut self,
+        id: &str,
+        token: LoadToken,
+        messages: Vec<MessageWithParts>,
+        older_cursor: Option<String>,
+        seq: u64,
+    ) -> Option<Change> {
+        let t = self.transcripts.get_mut(id)?;
+        let start = t.loads.remove(&token.0)?;
+        let was_loaded = t.loaded;
+        let recorded: Vec<Event> = t.recording.get(start..).unwrap_or_default().to_vec();
+        if t.loads.is_empty() {
+            t.recording.clear();
+        }
+        let mut fresh = Transcript::from_page(messages, older_cursor);
+        let mut skip = crate::replay::deltas_in_page(&fresh.messages, &recorded);
+        for event in recorded {
+            match &event {
+                Event::MessageUpdated(info) => fresh.upsert_info(info.clone()),
+                Event::MessageRemoved { message_id, .. } => {
+                    fresh.remove_message(message_id);
+                }
+                Event::PartUpdated(part) => {
+                    fresh.upsert_part(part.clone());
+                }
+                Event::PartDelta {
+                    message_id,
+                    part_id,
+                    field,
+                    delta,
+                    ..
+                } => {
+                    if let Some(n) = skip.get_mut(part_id)
+                        && *n > 0
+                    {
+                        *n -= 1;
+                        continue;
+                    }
+                    fresh.append_delta(message_id, part_id, field, delta);
+                }
+                Event::PartRemoved {
+                    message_id,
+                    part_id,
+                    ..
+                } => {
+                    fresh.remove_part(message_id, part_id);
+                }
+                _ => {}
+            }
+        }
+        t.messages = fresh.messages;
+        t.index = fresh.index;
+        t.older_cursor = fresh.older_cursor;
+        t.loaded = true;
+        if !was_loaded {
+            return None;
+        }
+        self.page(id, seq)
+            .map(|page| Change::TranscriptReset { page })
+    }
+
+    /// Gives up a fetch; a transcript whose first page never came is dropped again when no
+    /// other fetch is waiting for it, and `follower` (if given) stops following it.
+    pub fn cancel_load(&mut self, id: &str, token: LoadToken, follower: Option<&str>) {
+        let Some(t) = self.transcripts.get_mut(id) else {
+            return;
+        };
+        t.loads.remove(&token.0);
+        if t.loads.is_empty() {
+            t.recording.clear();
+        }
+        if let Some(f) = follower
+            && !t.loaded
+        {
+            t.followers.remove(f);
+        }
+        if (!t.loaded && t.loads.is_empty()) || t.followers.is_empty() {
+            self.transcripts.remove(id);
+        }
+    }
+
+    /// Starts recording session-level events before the session list is fetched.
+    pub fn begin_sessions_load(&mut self) -> LoadToken {
+        let token = self.next_token();
+        self.sessions_loads
+            .insert(token, self.sessions_recording.len());
+        LoadToken(token)
+    }
+
+    /// Gives up a session list fetch.
+    pub fn cancel_sessions_load(&mut self, token: LoadToken) {
+        self.sessions_loads.remove(&token.0);
+        if self.sessions_loads.is_empty() {
+            self.sessions_recording.clear();
+        }
+    }
+
+    /// Replaces sessions, statuses and pending permission requests with a fetched snapshot,
+    /// keeping what a failed listing could not say, and never a session older than the one
+    /// known (`time.updated`); then applies again what was recorded since
+    /// [`Store::begin_sessions_load`].
+    pub fn finish_sessions_load(&mut self, token: LoadToken, snapshot: SessionsSnapshot) -> Change {
+        let start = self.sessions_loads.remove(&token.0).unwrap_or(0);
+        let recorded: Vec<Event> = self
+            .sessions_recording
+            .get(start..)
+            .unwrap_or_default()
+            .to_vec();
+        if self.sessions_loads.is_empty() {
+            self.sessions_recording.clear();
+        }
+        let keep_all = snapshot.failed_projects.contains(&None);
+        let known = std::mem::take(&mut self.sessions);
+        let mut merged: HashMap<String, Session> = HashMap::new();
+        for session in snapshot.sessions {
+            let newest = match known.get(&session.id) {
+                Some(k) if k.time.updated > session.time.updated => k.clone(),
+                _ => session,
+            };
+            merged.insert(newest.id.clone(), newest);
+        }
+        for (id, k) in known {
+            let unknown = keep_all
+                || snapshot
+                    .failed_projects
+                    .contains(&Some(k.project_id.clone()));
+            if unknown && !merged.contains_key(&id) {
+                merged.insert(id, k);
+            }
+        }
+        self.sessions = merged;
+        let in_failed_dir = |store: &Store, session_id: &str| {
+            store
+                .sessions
+                .get(session_id)
+                .is_some_and(|s| snapshot.failed_directories.contains(&s.directory))
+        };
+        let mut statuses: HashMap<String, SessionStatus> = snapshot
+            .statuses
+            .into_iter()
+            .filter(|(_, s)| !s.is_idle())
+            .collect();
+        for (id, status) in &self.statuses {
+            if in_failed_dir(self, id) && !statuses.contains_key(id) {
+                statuses.insert(id.clone(), status.clone());
+            }
+        }
+        self.statuses = statuses;
+        let mut kept: BTreeMap<String, BTreeMap<String, PermissionRequest>> = BTreeMap::new();
+        for (session_id, by_id) in std::mem::take(&mut self.permissions) {
+            if in_failed_dir(self, &session_id) {
+                kept.insert(session_id, by_id);
+            }
+        }
+        self.permissions = kept;
+        for request in snapshot.permissions {
+            self.permissions
+                .entry(request.session_id.clone())
+                .or_default()
+                .insert(request.id.clone(), request);
+        }
+        for event in recorded {
+            self.apply_now(event);
+        }
+        let sessions = &self.sessions;
+        self.transcripts.retain(|id, _| sessions.contains_key(id));
+        self.errors.retain(|id, _| sessions.contains_key(id));
+        self.sessions_reset_change()
+    }
+
+    /// Keeps a session fetched from the server unless the store has a newer one (from events):
+    /// a fetch answered before an update arrived must not undo it.
+    pub fn upsert_fetched_session(&mut self, session: Session) -> Option<Change> {
+        if let Some(known) = self.sessions.get(&session.id)
+            && known.time.updated > session.time.updated
+        {
+            return None;
+        }
+        Some(self.upsert_session(session))
+    }
+}
+
+/// Session-level events: what a session list fetch answers for.
+fn is_session_level(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::SessionCreated(_)
+            | Event::SessionUpdated(_)
+            | Event::SessionDeleted(_)
+            | Event::SessionStatus { .. }
+            | Event::SessionIdle { .. }
+            | Event::PermissionAsked(_)
+            | Event::PermissionReplied { .. }
+    )
+}
+
+/// Appends to a recording, dropping the oldest event past [`MAX_RECORDED`].
+fn push_capped(recording: &mut Vec<Event>, loads: &mut HashMap<u64, usize>, event: &Event) {
+    if recording.len() >= MAX_RECORDED {
+        recording.remove(0);
+        for start in loads.values_mut() {
+            *start = start.saturating_sub(1);
+        }
+    }
+    recording.push(event.clone());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -587,7 +915,7 @@ mod tests {
     fn replaying_the_recorded_stream_builds_the_transcript() {
         let mut store = Store::default();
         let sid = "ses_dd2f44b87ffewDAwEqU3YCuAT7";
-        store.put_transcript(sid, Transcript::default());
+        store.put_transcript(sid, Transcript::from_page(Vec::new(), None));
         let mut deltas = 0;
         let mut saw_busy = false;
         for e in events() {
@@ -616,7 +944,7 @@ mod tests {
     fn deltas_append_in_place_and_final_snapshot_matches() {
         let mut store = Store::default();
         let sid = "ses_dd2f44b87ffewDAwEqU3YCuAT7";
-        store.put_transcript(sid, Transcript::default());
+        store.put_transcript(sid, Transcript::from_page(Vec::new(), None));
         for e in events() {
             if matches!(e, Event::SessionDeleted(_)) {
                 break;
@@ -789,5 +1117,114 @@ mod tests {
         assert_eq!(ids, ["m1", "m2", "m3", "m4"]);
         assert!(t.older_cursor.is_none());
         assert!(t.message("m2").is_some());
+    }
+
+    fn session_at(id: &str, title: &str, updated: i64) -> Session {
+        Session {
+            id: id.into(),
+            title: title.into(),
+            time: crosscheck_opencode::SessionTime {
+                updated,
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_fetched_session_never_undoes_a_newer_one_from_events() {
+        let mut store = Store::default();
+        store.apply(Event::SessionUpdated(session_at("ses_a", "newer", 20)));
+        assert!(
+            store
+                .upsert_fetched_session(session_at("ses_a", "older", 10))
+                .is_none()
+        );
+        assert_eq!(
+            store.session("ses_a").map(|s| s.title.as_str()),
+            Some("newer")
+        );
+        assert!(
+            store
+                .upsert_fetched_session(session_at("ses_a", "newest", 30))
+                .is_some()
+        );
+        assert_eq!(
+            store.session("ses_a").map(|s| s.title.as_str()),
+            Some("newest")
+        );
+    }
+
+    #[test]
+    fn a_session_list_keeps_newer_copies_and_replays_what_arrived_meanwhile() {
+        let mut store = Store::default();
+        let token = store.begin_sessions_load();
+        // While the list is fetched: one session changes, one is created, one goes busy.
+        store.apply(Event::SessionUpdated(session_at("ses_a", "renamed", 20)));
+        store.apply(Event::SessionCreated(session_at("ses_new", "new", 25)));
+        store.apply(Event::SessionStatus {
+            session_id: "ses_b".into(),
+            status: SessionStatus {
+                kind: "busy".into(),
+                ..Default::default()
+            },
+        });
+        let snapshot = SessionsSnapshot {
+            sessions: vec![session_at("ses_a", "old", 10), session_at("ses_b", "b", 5)],
+            ..Default::default()
+        };
+        store.finish_sessions_load(token, snapshot);
+        let titles: Vec<(String, String)> = store
+            .sessions()
+            .into_iter()
+            .map(|s| (s.id, s.title))
+            .collect();
+        assert_eq!(
+            titles,
+            [
+                ("ses_new".to_owned(), "new".to_owned()),
+                ("ses_a".to_owned(), "renamed".to_owned()),
+                ("ses_b".to_owned(), "b".to_owned())
+            ]
+        );
+        assert_eq!(store.status("ses_b").kind, "busy");
+    }
+
+    #[test]
+    fn a_failed_project_listing_keeps_that_projects_sessions() {
+        let mut store = Store::default();
+        let mut theirs = session_at("ses_t", "theirs", 1);
+        theirs.project_id = "prj_other".into();
+        let mut gone = session_at("ses_g", "gone", 1);
+        gone.project_id = "prj_own".into();
+        store.upsert_session(theirs);
+        store.upsert_session(gone);
+        let token = store.begin_sessions_load();
+        let snapshot = SessionsSnapshot {
+            sessions: vec![session_at("ses_o", "own", 2)],
+            failed_projects: [Some("prj_other".to_owned())].into_iter().collect(),
+            ..Default::default()
+        };
+        store.finish_sessions_load(token, snapshot);
+        let ids: Vec<String> = store.sessions().into_iter().map(|s| s.id).collect();
+        assert_eq!(
+            ids,
+            ["ses_o", "ses_t"],
+            "the unlisted project's kept, the listed one's gone"
+        );
+    }
+
+    #[test]
+    fn followers_count_once_per_client_and_the_last_one_releases() {
+        let mut store = Store::default();
+        store.put_transcript("ses_a", Transcript::from_page(Vec::new(), None));
+        store.follow("ses_a", "client:one");
+        store.follow("ses_a", "client:one");
+        store.follow("ses_a", "client:two");
+        assert_eq!(store.follow_counts(), (1, 2));
+        store.unfollow("ses_a", "client:one");
+        assert!(store.transcript("ses_a").is_some());
+        assert_eq!(store.unfollow_all("client:two"), 1);
+        assert_eq!(store.follow_counts(), (0, 0));
     }
 }

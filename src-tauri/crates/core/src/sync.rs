@@ -3,7 +3,8 @@
 //! and followed transcripts
 //! from the server, so nothing stays "busy" that went idle while we were away.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::time::Duration;
 
 use crosscheck_opencode::{
     Client, ServerConfig, ServerState, StreamItem, Supervisor, spawn_event_stream,
@@ -11,10 +12,11 @@ use crosscheck_opencode::{
 };
 use tokio::sync::mpsc;
 
-use crate::api_types::{Change, Connection};
+use crate::api_types::{Connection, NoticeLevel};
 use crate::core::{Core, OpencodeTarget};
 use crate::error::Result;
-use crate::store::Transcript;
+use crate::requests::transcripts::PageLoad;
+use crate::store::{LoadToken, SessionsSnapshot};
 
 /// Messages per transcript page.
 pub(crate) const PAGE_SIZE: u32 = 50;
@@ -80,90 +82,289 @@ fn watch_supervisor(core: &Core, sup: &Supervisor) {
     }));
 }
 
+/// The first wait before a failed resync is tried again; it doubles up to [`RETRY_MAX`].
+const RETRY_FIRST: Duration = Duration::from_millis(500);
+/// The longest wait between resync attempts.
+const RETRY_MAX: Duration = Duration::from_secs(30);
+
+/// How a resync went.
+enum Outcome {
+    /// Everything reloaded.
+    Complete { version: String },
+    /// Reloaded, except what the notices named; retried later.
+    Partial { version: String },
+    /// Nothing could be reloaded.
+    Failed { error: String },
+}
+
+/// Follows the event stream; after every (re)connect a resync runs beside it (events keep being
+/// applied, and recorded for the fetches in progress), and a resync that did not reload
+/// everything is tried again with backoff for as long as the stream stays open.
 async fn follow_stream(core: Core, client: Client, config: ServerConfig, managed: bool) {
     let (tx, mut rx) = mpsc::channel(1024);
     let _stream = spawn_event_stream(client.clone(), tx, StreamOptions::default());
-    while let Some(item) = rx.recv().await {
-        match item {
-            StreamItem::Connected => match resync(&core, &client).await {
-                Ok(version) => core.set_connection(Connection::Ready {
-                    url: config.base_url.clone(),
-                    version,
-                    managed,
-                }),
-                Err(e) => {
-                    tracing::warn!("resync failed: {e}");
-                    core.set_connection(Connection::Reconnecting {
-                        url: config.base_url.clone(),
-                        error: e.to_string(),
-                        retry_in_ms: 1000,
-                    });
+    let (done_tx, mut done_rx) = mpsc::channel::<(u64, Outcome)>(4);
+    let mut running: Option<tokio::task::JoinHandle<()>> = None;
+    let mut generation = 0u64;
+    let mut retry_at: Option<tokio::time::Instant> = None;
+    let mut backoff = RETRY_FIRST;
+    let start = |generation: u64, running: &mut Option<tokio::task::JoinHandle<()>>| {
+        if let Some(task) = running.take() {
+            task.abort();
+        }
+        let (core, client, done) = (core.clone(), client.clone(), done_tx.clone());
+        *running = Some(tokio::spawn(async move {
+            let outcome = resync(&core, &client).await;
+            let _ = done.send((generation, outcome)).await;
+        }));
+    };
+    loop {
+        let retry = async {
+            match retry_at {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            item = rx.recv() => {
+                let Some(item) = item else { break };
+                match item {
+                    StreamItem::Connected => {
+                        generation += 1;
+                        retry_at = None;
+                        backoff = RETRY_FIRST;
+                        start(generation, &mut running);
+                    }
+                    StreamItem::Event(envelope) => {
+                        core.with_store(|store| ((), store.apply(envelope.event)))
+                    }
+                    StreamItem::Disconnected { error, retry_in_ms } => {
+                        // The next connect resyncs; nothing is retried meanwhile.
+                        generation += 1;
+                        retry_at = None;
+                        if let Some(task) = running.take() {
+                            task.abort();
+                        }
+                        core.set_connection(Connection::Reconnecting {
+                            url: config.base_url.clone(),
+                            error,
+                            retry_in_ms,
+                        })
+                    }
+                    StreamItem::Malformed { error } => {
+                        tracing::warn!("skipped a malformed event: {error}")
+                    }
                 }
-            },
-            StreamItem::Event(envelope) => {
-                core.with_store(|store| ((), store.apply(envelope.event)))
             }
-            StreamItem::Disconnected { error, retry_in_ms } => {
-                core.set_connection(Connection::Reconnecting {
-                    url: config.base_url.clone(),
-                    error,
-                    retry_in_ms,
-                })
+            Some((done_generation, outcome)) = done_rx.recv() => {
+                if done_generation != generation {
+                    continue;
+                }
+                running = None;
+                match outcome {
+                    Outcome::Complete { version } => {
+                        backoff = RETRY_FIRST;
+                        core.set_connection(Connection::Ready {
+                            url: config.base_url.clone(),
+                            version,
+                            managed,
+                        });
+                    }
+                    Outcome::Partial { version } => {
+                        core.set_connection(Connection::Ready {
+                            url: config.base_url.clone(),
+                            version,
+                            managed,
+                        });
+                        retry_at = Some(tokio::time::Instant::now() + backoff);
+                        backoff = (backoff * 2).min(RETRY_MAX);
+                    }
+                    Outcome::Failed { error } => {
+                        tracing::warn!("resync failed: {error}");
+                        core.set_connection(Connection::Reconnecting {
+                            url: config.base_url.clone(),
+                            error,
+                            retry_in_ms: u64::try_from(backoff.as_millis()).unwrap_or(u64::MAX),
+                        });
+                        retry_at = Some(tokio::time::Instant::now() + backoff);
+                        backoff = (backoff * 2).min(RETRY_MAX);
+                    }
+                }
             }
-            StreamItem::Malformed { error } => tracing::warn!("skipped a malformed event: {error}"),
+            () = retry => {
+                retry_at = None;
+                generation += 1;
+                start(generation, &mut running);
+            }
+        }
+    }
+    if let Some(task) = running.take() {
+        task.abort();
+    }
+}
+
+/// Gives a session list fetch up unless it finished (an error, or the resync was aborted).
+struct SessionsLoad {
+    core: Core,
+    token: Option<LoadToken>,
+}
+
+impl Drop for SessionsLoad {
+    fn drop(&mut self) {
+        if let Some(token) = self.token.take() {
+            self.core.with_store(|s| {
+                s.cancel_sessions_load(token);
+                ((), None)
+            });
         }
     }
 }
 
-/// Reloads everything from the server; returns its version.
-pub(crate) async fn resync(core: &Core, client: &Client) -> Result<String> {
-    let health = client.health().await?;
-    let sessions = client.list_all_sessions().await?;
-    let directories: BTreeSet<String> = sessions.iter().map(|s| s.directory.clone()).collect();
-    let mut statuses = client.statuses(None).await?;
-    for dir in &directories {
-        statuses.extend(client.statuses(Some(dir)).await?);
-    }
-    let mut permissions = client.permissions(None).await?;
-    for dir in &directories {
-        permissions.extend(client.permissions(Some(dir)).await?);
-    }
-    let mut seen = HashSet::new();
-    permissions.retain(|p| seen.insert(p.id.clone()));
-    core.with_store(|store| {
-        let change = store.reset_sessions(sessions, statuses, permissions);
-        ((), Some(change))
-    });
-    let followed = core.read_store(|s, _| s.followed());
-    for id in followed {
-        reload_transcript(core, client, &id).await?;
-    }
-    Ok(health.version)
+/// Tells the user what a resync could not reload (and logs it).
+fn report(core: &Core, what: &str, error: &str) {
+    tracing::warn!("resync: {what} failed: {error}");
+    core.notice(
+        NoticeLevel::Error,
+        "sync.partial",
+        &[("what", what), ("error", error)],
+        format!("Could not reload {what} ({error}); showing what was there and trying again."),
+    );
 }
 
-/// Loads the newest page of a transcript into the store and pushes it.
+/// Reloads everything from the server: sessions (recording the events that arrive meanwhile),
+/// statuses, pending permission requests and followed transcripts. A listing or a transcript
+/// that fails is reported and skipped; what it covered is kept as it was.
+async fn resync(core: &Core, client: &Client) -> Outcome {
+    let health = match client.health().await {
+        Ok(h) => h,
+        Err(e) => {
+            return Outcome::Failed {
+                error: e.to_string(),
+            };
+        }
+    };
+    let mut complete = true;
+    let token = core.with_store(|s| (s.begin_sessions_load(), None));
+    let mut load = SessionsLoad {
+        core: core.clone(),
+        token: Some(token),
+    };
+    let listing = client.list_all_sessions().await;
+    let mut failed_projects = HashSet::new();
+    for failure in &listing.failures {
+        complete = false;
+        failed_projects.insert(failure.project_id.clone());
+        report(
+            core,
+            &format!("the session list ({})", failure.listing),
+            &failure.error.to_string(),
+        );
+    }
+    if listing.sessions.is_empty() && failed_projects.contains(&None) {
+        // Not even the server's own project answered: nothing to show yet.
+        return Outcome::Failed {
+            error: listing
+                .failures
+                .first()
+                .map(|f| f.error.to_string())
+                .unwrap_or_default(),
+        };
+    }
+    let directories: BTreeSet<String> = listing
+        .sessions
+        .iter()
+        .map(|s| s.directory.clone())
+        .filter(|d| !d.is_empty())
+        .collect();
+    let mut failed_directories = HashSet::new();
+    let scopes: Vec<Option<&str>> = std::iter::once(None)
+        .chain(directories.iter().map(|d| Some(d.as_str())))
+        .collect();
+    let answers = futures_util::future::join_all(scopes.iter().map(|dir| async move {
+        let statuses = client.statuses(*dir).await;
+        let permissions = client.permissions(*dir).await;
+        (*dir, statuses, permissions)
+    }))
+    .await;
+    let mut statuses = HashMap::new();
+    let mut permissions = Vec::new();
+    for (dir, st, perms) in answers {
+        let name = dir.unwrap_or("the server's own project");
+        match st {
+            Ok(st) => statuses.extend(st),
+            Err(e) => {
+                complete = false;
+                failed_directories.insert(dir.unwrap_or_default().to_owned());
+                report(core, &format!("the statuses of {name}"), &e.to_string());
+            }
+        }
+        match perms {
+            Ok(p) => permissions.extend(p),
+            Err(e) => {
+                complete = false;
+                failed_directories.insert(dir.unwrap_or_default().to_owned());
+                report(
+                    core,
+                    &format!("the permission requests of {name}"),
+                    &e.to_string(),
+                );
+            }
+        }
+    }
+    let mut seen = HashSet::new();
+    permissions.retain(|p: &crosscheck_opencode::PermissionRequest| seen.insert(p.id.clone()));
+    let snapshot = SessionsSnapshot {
+        sessions: listing.sessions,
+        failed_projects,
+        statuses,
+        permissions,
+        failed_directories,
+    };
+    if let Some(token) = load.token.take() {
+        core.with_store(|store| {
+            let change = store.finish_sessions_load(token, snapshot);
+            ((), Some(change))
+        });
+    }
+    drop(load);
+    let followed = core.read_store(|s, _| s.followed());
+    for id in followed {
+        if let Err(e) = reload_transcript(core, client, &id).await {
+            complete = false;
+            report(core, &format!("the transcript of {id}"), &e.to_string());
+        }
+    }
+    if complete {
+        Outcome::Complete {
+            version: health.version,
+        }
+    } else {
+        Outcome::Partial {
+            version: health.version,
+        }
+    }
+}
+
+/// Reloads the newest page of a followed transcript, merging the events that arrive meanwhile,
+/// and pushes it.
 pub(crate) async fn reload_transcript(
     core: &Core,
     client: &Client,
     session_id: &str,
 ) -> Result<()> {
+    let Some(token) = core.with_store(|s| (s.begin_load(session_id), None)) else {
+        return Ok(());
+    };
+    let load = PageLoad::new(core, session_id, token, None);
     let page = match client.messages(session_id, Some(PAGE_SIZE), None).await {
         Ok(p) => p,
         Err(crosscheck_opencode::Error::NotFound { .. }) => {
+            drop(load);
             core.with_store(|s| ((), Some(s.remove_session(session_id))));
             return Ok(());
         }
         Err(e) => return Err(e.into()),
     };
-    core.with_store_seq(|store, seq| {
-        store.put_transcript(
-            session_id,
-            Transcript::from_page(page.messages, page.next_cursor),
-        );
-        let change = store
-            .page(session_id, seq)
-            .map(|page| Change::TranscriptReset { page });
-        ((), change)
-    });
+    load.finish(page);
     Ok(())
 }

@@ -559,7 +559,7 @@ impl Client {
 
     /// `GET /session/:id/message[?limit=&before=]`: messages oldest first. With `limit`, the
     /// newest `limit` messages before `before`, and the cursor of the older page (from the
-    /// `X-Next-Cursor` header) when there is one.
+    /// `X-Next-Cursor` header) when there is one; a cursor equal to `before` is none.
     pub async fn messages(
         &self,
         id: &str,
@@ -591,6 +591,8 @@ impl Client {
             .and_then(|v| v.to_str().ok())
             .map(str::trim)
             .filter(|v| !v.is_empty())
+            // A server that hands back the cursor it was given would make callers page forever.
+            .filter(|v| Some(*v) != before)
             .map(str::to_owned);
         let messages: Vec<MessageWithParts> = self.read_json(&call, response).await?;
         Ok(MessagePage {

@@ -510,6 +510,29 @@ async fn message_pages_read_the_next_cursor() {
     );
 }
 
+/// A server that answers every page with the same cursor must not make a caller that pages
+/// "until there is no cursor" loop forever.
+#[tokio::test]
+async fn a_cursor_handed_back_unchanged_ends_the_paging() {
+    let server = fake(|_| Reply::json(json!([])).header("x-next-cursor", "cur_same")).await;
+    let client = server.client();
+    let mut before: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        pages += 1;
+        assert!(pages <= 3, "paged {pages} times");
+        let page = client
+            .messages("ses_1", Some(10), before.as_deref())
+            .await
+            .expect("page");
+        match page.next_cursor {
+            Some(c) => before = Some(c),
+            None => break,
+        }
+    }
+    assert_eq!(pages, 2);
+}
+
 #[tokio::test]
 async fn prompts_and_aborts_are_posted() {
     let server = fake(|seen| match seen.path.as_str() {

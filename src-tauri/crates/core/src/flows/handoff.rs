@@ -354,15 +354,18 @@ fn may_end_turn(change: &Change, session_id: &str) -> bool {
 pub(crate) struct Follow {
     core: Core,
     session_id: String,
+    follower: String,
 }
 
 impl Follow {
     /// Follows `session_id`, loading its newest page when nobody follows it yet.
     pub(crate) async fn new(core: &Core, session_id: &str) -> Result<Follow> {
-        crate::requests::transcripts::follow_transcript(core, session_id).await?;
+        let follower = format!("flow:{}", crosscheck_opencode::ids::ascending("flw"));
+        crate::requests::transcripts::follow_transcript(core, session_id, &follower).await?;
         Ok(Follow {
             core: core.clone(),
             session_id: session_id.to_owned(),
+            follower,
         })
     }
 }
@@ -370,7 +373,7 @@ impl Follow {
 impl Drop for Follow {
     fn drop(&mut self) {
         self.core.with_store(|s| {
-            s.unfollow(&self.session_id);
+            s.unfollow(&self.session_id, &self.follower);
             ((), None)
         });
     }

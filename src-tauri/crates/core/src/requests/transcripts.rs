@@ -3,10 +3,11 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::api::LOCAL_CLIENT;
 use crate::api_types::TranscriptPage;
 use crate::core::Core;
 use crate::error::{Error, Result};
-use crate::store::Transcript;
+use crate::store::{LoadToken, client_follower};
 use crate::sync::PAGE_SIZE;
 
 /// Fields of [`Request::OpenSession`](super::Request::OpenSession).
@@ -36,9 +37,15 @@ pub struct CloseSession {
     pub session_id: String,
 }
 
-/// Follows a transcript and answers its loaded window.
+/// Follows a transcript and answers its loaded window (for a transport that names no client).
 pub async fn open(core: &Core, req: OpenSession) -> Result<TranscriptPage> {
-    follow_transcript(core, &req.session_id).await?;
+    open_for(core, LOCAL_CLIENT, req).await
+}
+
+/// Follows a transcript for `client` (once, however often it opens it) and answers its loaded
+/// window.
+pub async fn open_for(core: &Core, client: &str, req: OpenSession) -> Result<TranscriptPage> {
+    follow_transcript(core, &req.session_id, &client_follower(client)).await?;
     loaded_page(core, &req.session_id)
 }
 
@@ -55,9 +62,11 @@ pub async fn load_older(core: &Core, req: LoadOlder) -> Result<TranscriptPage> {
             .client()?
             .messages(session_id, Some(PAGE_SIZE), Some(&cursor))
             .await?;
+        // A server that hands back the cursor it was given would page forever.
+        let next = page.next_cursor.filter(|next| *next != cursor);
         core.with_store(|s| {
             if let Some(t) = s.transcript_mut(session_id) {
-                t.prepend(page.messages, page.next_cursor);
+                t.prepend(page.messages, next);
             }
             ((), None)
         });
@@ -65,10 +74,16 @@ pub async fn load_older(core: &Core, req: LoadOlder) -> Result<TranscriptPage> {
     loaded_page(core, session_id)
 }
 
-/// Stops following a transcript.
+/// Stops following a transcript (for a transport that names no client).
 pub async fn close(core: &Core, req: CloseSession) -> Result<()> {
+    close_for(core, LOCAL_CLIENT, req).await
+}
+
+/// Stops following a transcript for `client`.
+pub async fn close_for(core: &Core, client: &str, req: CloseSession) -> Result<()> {
+    let follower = client_follower(client);
     core.with_store(|s| {
-        s.unfollow(&req.session_id);
+        s.unfollow(&req.session_id, &follower);
         ((), None)
     });
     Ok(())
@@ -79,13 +94,24 @@ fn loaded_page(core: &Core, session_id: &str) -> Result<TranscriptPage> {
         .ok_or_else(|| Error::SessionNotFound(session_id.to_owned()))
 }
 
-/// Follows a transcript, loading its newest page when nobody followed it yet.
-pub(crate) async fn follow_transcript(core: &Core, session_id: &str) -> Result<()> {
-    if core.with_store(|s| (s.follow(session_id), None)) {
+/// Follows a transcript for `follower` (loading its newest page when nobody follows it yet).
+/// Events that arrive while the page loads are recorded and merged onto it.
+pub(crate) async fn follow_transcript(core: &Core, session_id: &str, follower: &str) -> Result<()> {
+    let token = core.with_store(|s| {
+        let loaded = s.follow(session_id, follower);
+        let token = if loaded {
+            None
+        } else {
+            s.begin_load(session_id)
+        };
+        (token, None)
+    });
+    let Some(token) = token else {
         return Ok(());
-    }
-    let page = core
-        .client()?
+    };
+    let load = PageLoad::new(core, session_id, token, Some(follower));
+    let client = core.client()?;
+    let page = client
         .messages(session_id, Some(PAGE_SIZE), None)
         .await
         .map_err(|e| match e {
@@ -94,13 +120,57 @@ pub(crate) async fn follow_transcript(core: &Core, session_id: &str) -> Result<(
             }
             e => e.into(),
         })?;
-    core.with_store(|s| {
-        if !s.follow(session_id) {
-            let mut t = Transcript::from_page(page.messages, page.next_cursor);
-            t.followers = 1;
-            s.put_transcript(session_id, t);
-        }
-        ((), None)
-    });
+    load.finish(page);
     Ok(())
+}
+
+/// A transcript page being fetched: hands the page to the store, or gives the fetch up when
+/// dropped unfinished (an error, or the request was cancelled).
+pub(crate) struct PageLoad {
+    core: Core,
+    session_id: String,
+    token: Option<LoadToken>,
+    follower: Option<String>,
+}
+
+impl PageLoad {
+    /// Watches the fetch `token` of `session_id`; `follower` stops following if it fails.
+    pub(crate) fn new(
+        core: &Core,
+        session_id: &str,
+        token: LoadToken,
+        follower: Option<&str>,
+    ) -> Self {
+        Self {
+            core: core.clone(),
+            session_id: session_id.to_owned(),
+            token: Some(token),
+            follower: follower.map(str::to_owned),
+        }
+    }
+
+    /// Installs the page, merging what was recorded meanwhile, and pushes a reset when the
+    /// transcript was shown already.
+    pub(crate) fn finish(mut self, page: crosscheck_opencode::MessagePage) {
+        let Some(token) = self.token.take() else {
+            return;
+        };
+        let id = self.session_id.clone();
+        self.core.with_store_seq(|s, seq| {
+            let change = s.finish_load(&id, token, page.messages, page.next_cursor, seq);
+            ((), change)
+        });
+    }
+}
+
+impl Drop for PageLoad {
+    fn drop(&mut self) {
+        if let Some(token) = self.token.take() {
+            let (id, follower) = (&self.session_id, self.follower.as_deref());
+            self.core.with_store(|s| {
+                s.cancel_load(id, token, follower);
+                ((), None)
+            });
+        }
+    }
 }

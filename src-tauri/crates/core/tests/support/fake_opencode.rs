@@ -220,6 +220,8 @@ pub struct FakeState {
     route_delays: HashMap<String, Duration>,
     /// One-shot actions run right after a route for a session was answered.
     after_hooks: Vec<(String, String, Hook)>,
+    /// Listing faults and holds (see [`FakeOpencode::fail_listings`]).
+    sync: SyncFaults,
 }
 
 impl FakeState {
@@ -357,7 +359,7 @@ impl FakeOpencode {
         let id = ids::ascending("ses");
         let now = now_ms();
         let mut session = json!({
-            "id": id, "slug": "seeded", "projectID": "global", "directory": self.directory,
+            "id": id, "slug": "seeded", "projectID": OWN_PROJECT, "directory": self.directory,
             "title": title, "version": VERSION, "time": {"created": now, "updated": now},
         });
         if let Some(m) = metadata {
@@ -711,7 +713,7 @@ async fn route_request(
             json_response(StatusCode::OK, json!({"healthy": true, "version": VERSION}))
         }
         "GET /global/event" => event_stream(shared),
-        "GET /project" => json_response(StatusCode::OK, json!([])),
+        "GET /project" => list_projects(shared),
         "GET /config/providers" => json_response(
             StatusCode::OK,
             json!({
@@ -728,16 +730,8 @@ async fn route_request(
             StatusCode::OK,
             json!([{"name": "init", "description": "create AGENTS.md"}]),
         ),
-        "GET /session" => {
-            let st = shared.lock();
-            let list: Vec<Value> = st
-                .sessions
-                .values()
-                .filter(|s| directory.as_deref().is_none_or(|d| s["directory"] == d))
-                .cloned()
-                .collect();
-            json_response(StatusCode::OK, Value::Array(list))
-        }
+        "GET /session" => list_sessions(shared, directory.as_deref(), query, false),
+        "GET /experimental/session" => list_sessions(shared, None, query, true),
         "GET /session/status" => {
             let st = shared.lock();
             let map: serde_json::Map<String, Value> = st
@@ -762,7 +756,15 @@ async fn route_request(
         }
         "PATCH /session/:id" => patch_session(shared, id, body).await,
         "DELETE /session/:id" => delete_session(shared, id).await,
-        "GET /session/:id/message" => list_messages(shared, id, query),
+        "GET /session/:id/message" => {
+            if take_message_failure(shared, id) {
+                return injected_failure();
+            }
+            if let Some(hold) = take_message_hold(shared, id) {
+                return held_messages(shared, id, query, hold).await;
+            }
+            list_messages(shared, id, query)
+        }
         "POST /session/:id/prompt_async" => {
             if !shared.lock().sessions.contains_key(id) {
                 return not_found(id);
@@ -846,7 +848,7 @@ fn create_session(shared: &Arc<Shared>, directory: Option<String>, body: Value) 
         .map(str::to_owned)
         .unwrap_or_else(|| format!("New session - {now}"));
     let mut session = json!({
-        "id": id, "slug": "fake-slug", "projectID": "global", "directory": directory,
+        "id": id, "slug": "fake-slug", "projectID": project_of(&st, &directory), "directory": directory,
         "title": title, "version": VERSION, "time": {"created": now, "updated": now},
     });
     if let Some(parent) = body.get("parentID").and_then(Value::as_str) {
@@ -1473,4 +1475,372 @@ fn play_steps(
         .or_default()
         .push(Instant::now());
     *st.turns_done.entry(sid.to_owned()).or_default() += 1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Projects, paged listings, and the faults a resync meets.
+
+/// The id of the git project the fake's own directory is.
+pub const OWN_PROJECT: &str = "prj_fake";
+
+/// A held `GET /session/:id/message`: the test releases it.
+struct Hold {
+    release: oneshot::Receiver<()>,
+    /// Whether the page is read when released (else when the request arrived).
+    snapshot_at_release: bool,
+}
+
+/// Listing faults and holds.
+#[derive(Default)]
+struct SyncFaults {
+    /// Listings that answer 500, by `directory` (`""` is the plain `GET /session`, `"*"` the
+    /// cross-project listing), with how many more times.
+    listings: HashMap<String, usize>,
+    /// `GET /session/:id/message` that answer 500, with how many more times.
+    messages: HashMap<String, usize>,
+    /// Holds for the next `GET /session/:id/message`.
+    holds: HashMap<String, Hold>,
+    /// Sessions whose messages request is being held now.
+    held: Vec<String>,
+    /// Git projects besides the own one: `(id, worktree)`.
+    projects: Vec<(String, String)>,
+}
+
+/// The project a directory belongs to: a git project whose worktree holds it, else `global`.
+fn project_of(st: &FakeState, directory: &str) -> String {
+    let inside =
+        |worktree: &str| directory == worktree || directory.starts_with(&format!("{worktree}/"));
+    if inside(&st.directory) {
+        return OWN_PROJECT.to_owned();
+    }
+    st.sync
+        .projects
+        .iter()
+        .find(|(_, w)| inside(w))
+        .map_or_else(|| "global".to_owned(), |(id, _)| id.clone())
+}
+
+/// A streamed reply the test drives delta by delta ([`FakeOpencode::begin_stream`]).
+#[derive(Debug, Clone)]
+pub struct Streaming {
+    /// The session.
+    pub session_id: String,
+    /// The assistant message.
+    pub message_id: String,
+    /// Its text part.
+    pub part_id: String,
+    directory: String,
+}
+
+impl FakeOpencode {
+    /// Adds a git project (worktree `worktree`): its sessions are listed under its id.
+    pub fn add_project(&self, id: &str, worktree: &str) {
+        self.shared
+            .lock()
+            .sync
+            .projects
+            .push((id.to_owned(), worktree.to_owned()));
+    }
+
+    /// Adds `n` sessions in `directory` directly (no events), each updated 1 ms after the last.
+    pub fn seed_sessions_in(&self, directory: &str, n: usize) -> Vec<String> {
+        let mut st = self.shared.lock();
+        let project = project_of(&st, directory);
+        let base = now_ms();
+        let ids: Vec<String> = (0..n)
+            .map(|i| {
+                let id = ids::ascending("ses");
+                let t = base + i as i64;
+                let session = json!({
+                    "id": id, "slug": "seeded", "projectID": project, "directory": directory,
+                    "title": format!("seeded {i}"), "version": VERSION,
+                    "time": {"created": t, "updated": t},
+                });
+                st.sessions.insert(id.clone(), session);
+                id
+            })
+            .collect();
+        drop(st);
+        self.shared.bump();
+        ids
+    }
+
+    /// Makes the next `times` listings of `directory` answer 500: `Some("")` the plain
+    /// `GET /session`, `Some(dir)` that directory's, `None` the cross-project listing.
+    pub fn fail_listings(&self, directory: Option<&str>, times: usize) {
+        let key = directory.unwrap_or("*").to_owned();
+        self.shared.lock().sync.listings.insert(key, times);
+    }
+
+    /// Makes the next `times` `GET /session/:id/message` of `session_id` answer 500.
+    pub fn fail_messages(&self, session_id: &str, times: usize) {
+        self.shared
+            .lock()
+            .sync
+            .messages
+            .insert(session_id.to_owned(), times);
+    }
+
+    /// Holds the next `GET /session/:id/message` of `session_id` until the returned sender is
+    /// used (or dropped). The page is read when released if `snapshot_at_release`, else when
+    /// the request arrives.
+    pub fn hold_messages(
+        &self,
+        session_id: &str,
+        snapshot_at_release: bool,
+    ) -> oneshot::Sender<()> {
+        let (tx, release) = oneshot::channel();
+        self.shared.lock().sync.holds.insert(
+            session_id.to_owned(),
+            Hold {
+                release,
+                snapshot_at_release,
+            },
+        );
+        tx
+    }
+
+    /// Waits until a messages request of `session_id` is being held.
+    pub async fn wait_held(&self, session_id: &str, limit: Duration) {
+        self.wait_until("a held messages request", limit, |st| {
+            st.sync.held.iter().any(|s| s == session_id)
+        })
+        .await;
+    }
+
+    /// Starts an assistant reply the test streams itself: session busy, assistant message
+    /// (not completed) and an empty text part, each emitted as the real server does.
+    pub fn begin_stream(&self, session_id: &str) -> Streaming {
+        let mut st = self.shared.lock();
+        let directory = st
+            .sessions
+            .get(session_id)
+            .and_then(|s| s["directory"].as_str())
+            .map_or_else(|| self.directory.clone(), str::to_owned);
+        let user_id = ids::message_id();
+        let user = json!({"id": user_id, "sessionID": session_id, "role": "user",
+            "time": {"created": now_ms()}, "agent": "build",
+            "model": {"providerID": "fake", "modelID": "fake-model"}});
+        st.put_info(session_id, user.clone());
+        self.shared.emit(
+            &directory,
+            "message.updated",
+            json!({"sessionID": session_id, "info": user}),
+        );
+        st.statuses
+            .insert(session_id.to_owned(), json!({"type": "busy"}));
+        self.shared.emit(
+            &directory,
+            "session.status",
+            json!({"sessionID": session_id, "status": {"type": "busy"}}),
+        );
+        let message_id = ids::message_id();
+        let assistant = json!({"id": message_id, "parentID": user_id, "role": "assistant",
+            "agent": "build", "modelID": "fake-model", "providerID": "fake",
+            "time": {"created": now_ms()}, "sessionID": session_id});
+        st.put_info(session_id, assistant.clone());
+        self.shared.emit(
+            &directory,
+            "message.updated",
+            json!({"sessionID": session_id, "info": assistant}),
+        );
+        let part_id = ids::part_id();
+        let part = json!({"id": part_id, "messageID": message_id, "sessionID": session_id,
+            "type": "text", "text": "", "time": {"start": now_ms()}});
+        st.put_part(session_id, part.clone());
+        self.shared.emit(
+            &directory,
+            "message.part.updated",
+            json!({"sessionID": session_id, "part": part, "time": now_ms()}),
+        );
+        drop(st);
+        self.shared.bump();
+        Streaming {
+            session_id: session_id.to_owned(),
+            message_id,
+            part_id,
+            directory,
+        }
+    }
+
+    /// The text part of a streamed reply as the server has it now.
+    pub fn streamed_text(&self, stream: &Streaming) -> String {
+        self.with_state(|st| {
+            st.messages_of(&stream.session_id)
+                .iter()
+                .find(|m| m.info["id"] == stream.message_id.as_str())
+                .and_then(|m| m.parts.iter().find(|p| p["id"] == stream.part_id.as_str()))
+                .and_then(|p| p["text"].as_str())
+                .unwrap_or_default()
+                .to_owned()
+        })
+    }
+
+    /// Streams one delta of a reply: stored, then emitted as `message.part.delta`.
+    pub fn stream_delta(&self, stream: &Streaming, delta: &str) {
+        let mut st = self.shared.lock();
+        if let Some(part) = st
+            .messages
+            .get_mut(&stream.session_id)
+            .and_then(|l| {
+                l.iter_mut()
+                    .find(|m| m.info["id"] == stream.message_id.as_str())
+            })
+            .and_then(|m| {
+                m.parts
+                    .iter_mut()
+                    .find(|p| p["id"] == stream.part_id.as_str())
+            })
+        {
+            let text = format!("{}{delta}", part["text"].as_str().unwrap_or_default());
+            part["text"] = json!(text);
+        }
+        self.shared.emit(
+            &stream.directory,
+            "message.part.delta",
+            json!({
+            "sessionID": stream.session_id, "messageID": stream.message_id,
+            "partID": stream.part_id, "field": "text", "delta": delta}),
+        );
+        drop(st);
+        self.shared.bump();
+    }
+
+    /// Ends a streamed reply: the full part, the completed message, idle.
+    pub fn end_stream(&self, stream: &Streaming) {
+        let mut st = self.shared.lock();
+        let sid = stream.session_id.clone();
+        let Some(message) = st.messages.get_mut(&sid).and_then(|l| {
+            l.iter_mut()
+                .find(|m| m.info["id"] == stream.message_id.as_str())
+        }) else {
+            return;
+        };
+        message.info["time"]["completed"] = json!(now_ms());
+        message.info["finish"] = json!("stop");
+        let info = message.info.clone();
+        let part = message
+            .parts
+            .iter()
+            .find(|p| p["id"] == stream.part_id.as_str())
+            .cloned();
+        if let Some(part) = part {
+            self.shared.emit(
+                &stream.directory,
+                "message.part.updated",
+                json!({"sessionID": sid, "part": part, "time": now_ms()}),
+            );
+        }
+        self.shared.emit(
+            &stream.directory,
+            "message.updated",
+            json!({"sessionID": sid, "info": info}),
+        );
+        st.statuses.remove(&sid);
+        self.shared.emit(
+            &stream.directory,
+            "session.status",
+            json!({"sessionID": sid, "status": {"type": "idle"}}),
+        );
+        self.shared
+            .emit(&stream.directory, "session.idle", json!({"sessionID": sid}));
+        drop(st);
+        self.shared.bump();
+    }
+}
+
+/// Takes one injected failure of a listing.
+fn take_listing_failure(st: &mut FakeState, key: &str) -> bool {
+    match st.sync.listings.get_mut(key) {
+        Some(n) if *n > 0 => {
+            *n -= 1;
+            true
+        }
+        _ => false,
+    }
+}
+
+fn take_message_failure(shared: &Shared, id: &str) -> bool {
+    let mut st = shared.lock();
+    match st.sync.messages.get_mut(id) {
+        Some(n) if *n > 0 => {
+            *n -= 1;
+            true
+        }
+        _ => false,
+    }
+}
+
+fn take_message_hold(shared: &Shared, id: &str) -> Option<Hold> {
+    shared.lock().sync.holds.remove(id)
+}
+
+async fn held_messages(
+    shared: &Arc<Shared>,
+    id: &str,
+    query: &HashMap<String, String>,
+    hold: Hold,
+) -> Response {
+    let early = (!hold.snapshot_at_release).then(|| list_messages(shared, id, query));
+    shared.lock().sync.held.push(id.to_owned());
+    shared.bump();
+    let _ = hold.release.await;
+    shared.lock().sync.held.retain(|s| s != id);
+    early.unwrap_or_else(|| list_messages(shared, id, query))
+}
+
+/// `GET /project`: the own project, the added ones, and `global` (worktree `/`).
+fn list_projects(shared: &Shared) -> Response {
+    let st = shared.lock();
+    let mut list = vec![json!({"id": OWN_PROJECT, "worktree": st.directory, "sandboxes": []})];
+    for (id, worktree) in &st.sync.projects {
+        list.push(json!({"id": id, "worktree": worktree, "sandboxes": []}));
+    }
+    list.push(json!({"id": "global", "worktree": "/", "sandboxes": []}));
+    json_response(StatusCode::OK, Value::Array(list))
+}
+
+/// `GET /session` as OpenCode answers it: without a directory the own project's sessions, with
+/// one that directory's; `everywhere` (`/experimental/session`) every project's, archived ones
+/// only with `archived=true`. The newest `limit` (100 without one) by `time.updated`.
+fn list_sessions(
+    shared: &Shared,
+    directory: Option<&str>,
+    query: &HashMap<String, String>,
+    everywhere: bool,
+) -> Response {
+    let mut st = shared.lock();
+    let key = if everywhere {
+        "*"
+    } else {
+        directory.unwrap_or("")
+    };
+    if take_listing_failure(&mut st, key) {
+        drop(st);
+        return injected_failure();
+    }
+    let archived = query.get("archived").is_some_and(|a| a == "true");
+    let mut list: Vec<&Value> = st
+        .sessions
+        .values()
+        .filter(|s| {
+            let dir = s["directory"].as_str().unwrap_or_default();
+            match (everywhere, directory) {
+                (true, _) => archived || s["time"]["archived"].is_null(),
+                (false, Some(d)) => dir == d,
+                (false, None) => project_of(&st, dir) == OWN_PROJECT,
+            }
+        })
+        .collect();
+    list.sort_by(|a, b| {
+        b["time"]["updated"]
+            .as_i64()
+            .cmp(&a["time"]["updated"].as_i64())
+    });
+    let limit = query
+        .get("limit")
+        .and_then(|l| l.parse::<usize>().ok())
+        .unwrap_or(100);
+    let page: Vec<Value> = list.into_iter().take(limit).cloned().collect();
+    json_response(StatusCode::OK, Value::Array(page))
 }
