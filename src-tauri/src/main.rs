@@ -17,12 +17,14 @@ const CHANGES_EVENT: &str = "crosscheck://changes";
 const RESYNC_EVENT: &str = "crosscheck://resync";
 
 /// The single IPC command: a typed request in, its response or `{code, message}` out.
+/// Each window is its own client: the transcripts it opens are followed for it.
 #[tauri::command]
 async fn api(
+    webview: tauri::Webview,
     state: tauri::State<'_, Api>,
     request: serde_json::Value,
 ) -> Result<Response, ApiError> {
-    state.handle_json(request).await
+    state.handle_json_as(webview.label(), request).await
 }
 
 /// Forwards changes to the window in batches (whatever is queued when the first arrives).
@@ -48,6 +50,22 @@ fn main() {
 
     let result = tauri::Builder::default()
         .invoke_handler(tauri::generate_handler![api])
+        // A page that (re)loads starts with nothing open, and a closed window follows nothing:
+        // release what the window's previous page followed.
+        .on_page_load(|webview, payload| {
+            if payload.event() == tauri::webview::PageLoadEvent::Started
+                && let Some(api) = webview.try_state::<Api>()
+            {
+                api.release_client(webview.label());
+            }
+        })
+        .on_window_event(|window, event| {
+            if let tauri::WindowEvent::Destroyed = event
+                && let Some(api) = window.try_state::<Api>()
+            {
+                api.release_client(window.label());
+            }
+        })
         .setup(|app| {
             let url = std::env::var("CROSSCHECK_OPENCODE_URL")
                 .ok()

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { HostError, invoke, isDesktop, parseChanges, readToken, resetTokenForTests, subscribe } from '$lib/host';
+import { HostError, currentClientId, invoke, isDesktop, parseChanges, readToken, resetTokenForTests, subscribe } from '$lib/host';
 import type { Stamped } from '$lib/types/Stamped';
 
 class FakeEventSource {
@@ -80,6 +80,7 @@ describe('invoke over HTTP', () => {
     expect(url).toBe('/api');
     expect(init.method).toBe('POST');
     expect((init.headers as Record<string, string>).Authorization).toBe('Bearer secret-token');
+    expect((init.headers as Record<string, string>)['X-Crosscheck-Client']).toBe(currentClientId());
     expect(JSON.parse(init.body as string)).toEqual({ cmd: 'sendPrompt', sessionId: 's1', text: 'hi' });
   });
 
@@ -126,7 +127,7 @@ describe('HostError.from', () => {
 });
 
 describe('subscribe over SSE', () => {
-  it('connects with the token and delivers batches of changes', () => {
+  it('connects with the client id and the token and delivers batches of changes', () => {
     const changes: Stamped[][] = [];
     const states: string[] = [];
     const stop = subscribe(
@@ -134,7 +135,8 @@ describe('subscribe over SSE', () => {
       (s) => states.push(s),
     );
     const es = FakeEventSource.instances[0];
-    expect(es.url).toBe('/api/events?token=secret-token');
+    expect(currentClientId()).toMatch(/^[0-9a-f]{24}$/);
+    expect(es.url).toBe(`/api/events?client=${currentClientId()}&token=secret-token`);
     es.open();
     es.message(JSON.stringify(stamped));
     es.message(JSON.stringify(stamped), 'changes');

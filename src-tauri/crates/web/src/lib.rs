@@ -1,6 +1,11 @@
 //! Web mode: serves the built UI and the Api over HTTP + SSE on loopback, behind a random token.
 //! `POST /api` takes a request and answers its JSON result or `{code, message}`;
 //! `GET /api/events` streams batches of changes as SSE `data:` frames (JSON arrays).
+//!
+//! A page names itself with a client id (`?client=` on the event stream, the
+//! `X-Crosscheck-Client` header on calls): the transcripts it opens are followed for that
+//! client, and released when its last event stream ends (a closed tab, a reload).
+//! `GET /api/stats` reports what the backend keeps (sessions, transcripts, followers).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -15,7 +20,7 @@ use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use crosscheck_core::api::next_batch;
+use crosscheck_core::api::{LOCAL_CLIENT, next_batch};
 use crosscheck_core::{Api, ApiError, ErrorCode};
 use serde::Deserialize;
 use tower_http::services::{ServeDir, ServeFile};
@@ -112,6 +117,7 @@ fn router(state: AppState, ui_dir: PathBuf) -> Router {
     let api = Router::new()
         .route("/api", post(call))
         .route("/api/events", get(events))
+        .route("/api/stats", get(stats))
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
         .route(
             "/api/health",
@@ -196,7 +202,27 @@ async fn require_token(
     }
 }
 
-async fn call(State(state): State<AppState>, body: axum::body::Bytes) -> Response {
+/// The header a page names itself with on calls.
+const CLIENT_HEADER: &str = "x-crosscheck-client";
+
+/// A client id as a page sends it: 1 to 64 url-safe characters, else none.
+fn client_id(value: Option<&str>) -> Option<&str> {
+    value.filter(|v| {
+        !v.is_empty()
+            && v.len() <= 64
+            && v.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    })
+}
+
+async fn call(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    let client = client_id(headers.get(CLIENT_HEADER).and_then(|h| h.to_str().ok()))
+        .unwrap_or(LOCAL_CLIENT)
+        .to_owned();
     let request = match serde_json::from_slice::<serde_json::Value>(&body) {
         Ok(v) => v,
         Err(e) => {
@@ -206,13 +232,18 @@ async fn call(State(state): State<AppState>, body: axum::body::Bytes) -> Respons
             );
         }
     };
-    match state.api.handle_json(request).await {
+    match state.api.handle_json_as(&client, request).await {
         Ok(response) => Json(response).into_response(),
         Err(e) => error_response(e),
     }
 }
 
-async fn events(State(state): State<AppState>) -> Response {
+#[derive(Deserialize)]
+struct EventsQuery {
+    client: Option<String>,
+}
+
+async fn events(State(state): State<AppState>, Query(query): Query<EventsQuery>) -> Response {
     let Ok(permit) = state.streams.clone().try_acquire_owned() else {
         return error(
             ErrorCode::TooManyStreams,
@@ -220,17 +251,26 @@ async fn events(State(state): State<AppState>) -> Response {
         );
     };
     let rx = state.api.subscribe();
-    // The permit lives as long as the stream: a closed stream frees its place.
-    let stream = futures_util::stream::unfold((rx, permit), |(mut rx, permit)| async move {
-        // A reader that fell behind ends the stream: the UI reconnects and reloads its snapshot.
-        let batch = next_batch(&mut rx).await.ok()?;
-        let data = serde_json::to_string(&batch).unwrap_or_else(|_| "[]".into());
-        Some((
-            Ok::<_, Infallible>(Event::default().data(data)),
-            (rx, permit),
-        ))
-    });
+    // The permit and the client's connection live as long as the stream: a closed stream
+    // (axum drops it when the page goes away) frees its place and releases its client.
+    let connection = client_id(query.client.as_deref()).map(|c| state.api.connect(c));
+    let stream = futures_util::stream::unfold(
+        (rx, permit, connection),
+        |(mut rx, permit, connection)| async move {
+            // A reader that fell behind ends the stream: the UI reconnects and reloads its snapshot.
+            let batch = next_batch(&mut rx).await.ok()?;
+            let data = serde_json::to_string(&batch).unwrap_or_else(|_| "[]".into());
+            Some((
+                Ok::<_, Infallible>(Event::default().data(data)),
+                (rx, permit, connection),
+            ))
+        },
+    );
     Sse::new(stream)
         .keep_alive(KeepAlive::default())
         .into_response()
+}
+
+async fn stats(State(state): State<AppState>) -> Response {
+    Json(state.api.stats()).into_response()
 }

@@ -201,3 +201,55 @@ async fn open_event_streams_per_token_are_bounded() {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 }
+
+async fn stats(s: &Served) -> Value {
+    reqwest::Client::new()
+        .get(format!("{}/api/stats", s.base))
+        .bearer_auth(&s.token)
+        .send()
+        .await
+        .expect("stats")
+        .json()
+        .await
+        .expect("stats json")
+}
+
+/// A page's event stream counts its client connected; when the page goes, the stream ends and
+/// the client (with whatever transcripts it followed) is released.
+#[tokio::test]
+async fn an_event_stream_keeps_its_client_connected_until_it_ends() {
+    let s = start().await;
+    assert_eq!(stats(&s).await["connections"], 0);
+    let stream = reqwest::Client::new()
+        .get(format!("{}/api/events?client=tab-1", s.base))
+        .bearer_auth(&s.token)
+        .send()
+        .await
+        .expect("events");
+    assert_eq!(stream.status(), 200);
+    let mut connected = 0;
+    for _ in 0..50 {
+        connected = stats(&s).await["connections"].as_u64().unwrap_or(0);
+        if connected == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(connected, 1);
+    drop(stream);
+    let mut after = 1;
+    for _ in 0..100 {
+        after = stats(&s).await["connections"].as_u64().unwrap_or(1);
+        if after == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(after, 0, "the closed stream released its client");
+    let unauthorized = reqwest::Client::new()
+        .get(format!("{}/api/stats", s.base))
+        .send()
+        .await
+        .expect("stats");
+    assert_eq!(unauthorized.status(), 401);
+}

@@ -115,6 +115,23 @@ export function resetTokenForTests(): void {
 if (!isDesktop && typeof location !== 'undefined') currentToken();
 
 // ---------------------------------------------------------------------------------------------
+// Client id: names this page to the backend, which follows the transcripts it opens for it and
+// releases them when its event stream ends (a closed tab, a reload). New on every page load.
+
+function newClientId(): string {
+  const bytes = new Uint8Array(12);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+const clientId = newClientId();
+
+/** This page's client id (sent on the event stream and on every call in web mode). */
+export function currentClientId(): string {
+  return clientId;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Requests
 
 /** Sends one Api request and returns its result, typed by the request. Throws a HostError. */
@@ -130,7 +147,7 @@ export async function invoke<R extends Request>(request: R): Promise<ResponseOf<
 }
 
 async function webInvoke<R extends Request>(request: R): Promise<ResponseOf<R>> {
-  const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+  const headers: Record<string, string> = { 'Content-Type': 'application/json', 'X-Crosscheck-Client': clientId };
   const tok = currentToken();
   if (tok) headers.Authorization = `Bearer ${tok}`;
   let response: Response;
@@ -236,7 +253,7 @@ function webSubscribe(onChanges: (changes: Stamped[]) => void, onState?: (state:
   const connect = () => {
     if (closed) return;
     const tok = currentToken();
-    const url = `/api/events${tok ? `?token=${encodeURIComponent(tok)}` : ''}`;
+    const url = `/api/events?client=${clientId}${tok ? `&token=${encodeURIComponent(tok)}` : ''}`;
     const es = new EventSource(url);
     source = es;
     es.onopen = () => {
