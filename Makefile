@@ -20,12 +20,13 @@ APT_PACKAGES := build-essential pkg-config curl file libssl-dev libwebkit2gtk-4.
   libjavascriptcoregtk-4.1-dev libsoup-3.0-dev libgtk-3-dev libayatana-appindicator3-dev \
   librsvg2-dev libxdo-dev xvfb xauth webkit2gtk-driver fonts-dejavu-core chromium
 
-.PHONY: help deps ui opencode build desktop run serve test test-rust test-ui test-e2e test-desktop lint bench deb clean
+.PHONY: help deps ui opencode build desktop run serve test test-rust test-ui test-e2e test-desktop lint bench deb clean soak
 
 help:
 	@echo "make run    build and start Crosscheck (desktop window, or web mode without a display)"
 	@echo "make test   install what the tests need and run every test"
 	@echo "make bench  print the benchmark figures"
+	@echo "make soak   30 minutes of scripted traffic and OpenCode restarts (SOAK_MINUTES=3 for less)"
 	@echo "make deb    build the .deb package"
 
 deps:
@@ -71,6 +72,10 @@ run: ui opencode build desktop
 
 serve: ui opencode build
 	CROSSCHECK_OPENCODE_BIN="$${CROSSCHECK_OPENCODE_BIN:-$(PINNED_OPENCODE)}" exec "$(BIN_DIR)/crosscheck" serve --ui-dir ui/dist
+
+# Not part of `make test`: scripted traffic against the real OpenCode for SOAK_MINUTES (30).
+soak: ui opencode build
+	cd tests && CROSSCHECK_BIN="$(BIN_DIR)/crosscheck" node soak/soak.mjs
 
 lint: ui
 	$(CARGO) fmt --all -- --check

@@ -1,0 +1,126 @@
+// Sync against the real `opencode serve`: OpenCode killed with SIGKILL while a reply streams and
+// started again. The UI must come back in sync by itself: the transcript shows exactly the text
+// the server kept (no doubled or missing words), nothing stays busy, and the next reply streams
+// in exactly as the server has it. Prints how long the UI took to be back in sync.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { launchBrowser } from '../support/browser.mjs';
+import { isAlive, signalChild } from '../support/cleanup.mjs';
+import { startCrosscheck } from '../support/crosscheck.mjs';
+import { startModelServer } from '../support/model-server.mjs';
+import { startOpencode } from '../support/opencode.mjs';
+import { sleep, until } from '../support/page.mjs';
+
+const UI_TIMEOUT = 20_000;
+const TITLE = 'Sync session';
+
+let ms;
+let oc;
+let cc;
+let browser;
+let page;
+let session;
+
+/** `count` numbered words: each is unique, so a doubled or dropped piece shows. */
+function words(prefix, count) {
+  return Array.from({ length: count }, (_, i) => `${prefix}${String(i + 1).padStart(3, '0')}`).join(' ');
+}
+
+/** The numbered words of a text, in order. */
+function tokens(text, prefix) {
+  return text.match(new RegExp(`${prefix}\\d{3}`, 'g')) ?? [];
+}
+
+/** The server's assistant texts of the session, oldest first. */
+async function serverTexts() {
+  const messages = await oc.json(`/session/${session.id}/message`);
+  return messages
+    .filter((m) => m.info.role === 'assistant')
+    .map((m) => m.parts.filter((p) => p.type === 'text' && !p.synthetic).map((p) => p.text ?? '').join(''));
+}
+
+/** The UI's assistant texts, oldest first. */
+async function uiTexts() {
+  return page.locator('[data-testid="message-assistant"]').allInnerTexts();
+}
+
+async function busyCount() {
+  return page.locator('[data-testid="session-status"][data-status="busy"]').count();
+}
+
+before(async () => {
+  ms = await startModelServer();
+  oc = await startOpencode({ modelUrl: ms.url });
+  session = await oc.json('/session', { method: 'POST', body: { title: TITLE } });
+  cc = await startCrosscheck({ opencodeUrl: oc.url });
+  browser = await launchBrowser();
+  page = await browser.newPage();
+  page.on('pageerror', (err) => console.log(`page error: ${err.message}`));
+});
+
+after(async () => {
+  await browser?.close();
+  await cc?.stop();
+  await oc?.dispose();
+  await ms?.close();
+});
+
+test('OpenCode killed (SIGKILL) and restarted while a reply streams: the UI is back in sync', async () => {
+  await page.goto(cc.url);
+  const item = page.locator('[data-testid="session-item"]').filter({ hasText: TITLE });
+  await item.first().waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+  await item.first().click();
+
+  // A reply in four slow pieces: the kill lands after the first one is on screen.
+  const cut = words('cut', 40);
+  ms.script([{ text: cut, chunkDelayMs: 2500 }]);
+  const input = page.locator('[data-testid="composer-input"]');
+  await input.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+  await input.fill('Stream something long');
+  await input.press('Enter');
+  await until(async () => tokens((await uiTexts()).join(' '), 'cut').length > 0, 'the first streamed piece', UI_TIMEOUT);
+
+  const pid = oc.pid;
+  signalChild(pid, 'SIGKILL');
+  await until(async () => !isAlive(pid), 'OpenCode to die', 10_000);
+  await sleep(200);
+  ms.reset();
+  await oc.restart();
+  const back = Date.now();
+
+  // Back in sync: ready, nothing busy, and every assistant text exactly the server's.
+  let synced = null;
+  await until(async () => {
+    const state = await page.locator('[data-testid="server-status"]').getAttribute('data-state');
+    if (state !== 'ready' || (await busyCount()) > 0) return false;
+    const server = await serverTexts();
+    const ui = await uiTexts();
+    if (server.length !== ui.length) return false;
+    const same = server.every((text, i) => tokens(ui[i], 'cut').join(' ') === tokens(text, 'cut').join(' '));
+    if (same) synced = { server, ui };
+    return same;
+  }, 'the UI back in sync with the restarted server', 60_000);
+  const syncMs = Date.now() - back;
+  console.log(`UI back in sync ${syncMs} ms after OpenCode was up again (server kept ${tokens(synced.server.join(' '), 'cut').length} of 40 words)`);
+  for (const text of synced.ui) {
+    const seen = tokens(text, 'cut');
+    assert.equal(new Set(seen).size, seen.length, `no doubled words: ${text}`);
+  }
+
+  // The next reply streams in exactly as the server has it.
+  const next = words('next', 30);
+  ms.script([{ text: next, chunkDelayMs: 400 }]);
+  await input.fill('And now the whole thing');
+  await input.press('Enter');
+  await until(async () => {
+    const ui = await uiTexts();
+    return ui.length > 0 && tokens(ui[ui.length - 1], 'next').length === 30 && (await busyCount()) === 0;
+  }, 'the next reply in full', 30_000);
+  const server = await serverTexts();
+  const ui = await uiTexts();
+  assert.equal(tokens(ui[ui.length - 1], 'next').join(' '), next);
+  assert.equal(server[server.length - 1], next);
+  assert.equal(await busyCount(), 0);
+  const statuses = await oc.json('/session/status');
+  assert.equal(statuses[session.id], undefined, 'the server agrees nothing runs');
+});
