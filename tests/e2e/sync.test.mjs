@@ -1,11 +1,13 @@
 // Sync against the real `opencode serve`: OpenCode killed with SIGKILL while a reply streams and
 // started again. The UI must come back in sync by itself: the transcript shows exactly the text
 // the server kept (no doubled or missing words), nothing stays busy, and the next reply streams
-// in exactly as the server has it. Prints how long the UI took to be back in sync.
+// in exactly as the server has it. Prints how long the UI took to be back in sync. And after a
+// restart the sidebar lists every session the server has: past its page of 100, and in a
+// folder of another project.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { launchBrowser } from '../support/browser.mjs';
-import { isAlive, signalChild } from '../support/cleanup.mjs';
+import { isAlive, makeTempDir, signalChild } from '../support/cleanup.mjs';
 import { startCrosscheck } from '../support/crosscheck.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { startOpencode } from '../support/opencode.mjs';
@@ -123,4 +125,30 @@ test('OpenCode killed (SIGKILL) and restarted while a reply streams: the UI is b
   assert.equal(await busyCount(), 0);
   const statuses = await oc.json('/session/status');
   assert.equal(statuses[session.id], undefined, 'the server agrees nothing runs');
+});
+
+test('after an OpenCode restart the sidebar lists every session: past 100, and in another folder', async () => {
+  const bulk = 110;
+  for (let i = 0; i < bulk; i += 10) {
+    await Promise.all(Array.from({ length: Math.min(10, bulk - i) }, (_, k) => oc.json('/session', {
+      method: 'POST', body: { title: `Bulk ${String(i + k + 1).padStart(3, '0')}` },
+    })));
+  }
+  const elsewhere = makeTempDir('crosscheck-elsewhere-');
+  await oc.json(`/session?directory=${encodeURIComponent(elsewhere)}`, {
+    method: 'POST', body: { title: 'Elsewhere notes' },
+  });
+  await oc.restart();
+  await page.locator('[data-testid="server-status"][data-state="ready"]')
+    .waitFor({ state: 'attached', timeout: 60_000 });
+  const search = page.locator('[data-testid="session-search"]');
+  for (const title of ['Bulk 001', 'Bulk 110', 'Elsewhere notes']) {
+    await search.fill(title);
+    await page.locator('[data-testid="session-item"]').filter({ hasText: title }).first()
+      .waitFor({ state: 'visible', timeout: 30_000 });
+  }
+  // Every session once: the first one, the 110 and the one elsewhere.
+  const stats = await (await fetch(`${cc.base}/api/stats`, { headers: { authorization: `Bearer ${cc.token}` } })).json();
+  assert.equal(stats.sessions, bulk + 2);
+  await search.fill('');
 });
