@@ -1,6 +1,7 @@
 //! Transcript followers against the fake OpenCode server: counted once per client connection
 //! however often a view re-opens (a UI resync), released when the connection goes, and a
 //! transcript nobody shows is not kept.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
 mod support;
 

@@ -1,6 +1,7 @@
 //! Events that arrive while a transcript page loads, against the fake OpenCode server: they are
 //! recorded and merged onto the page, so opening a busy session misses nothing and a resync
 //! never doubles streamed text. The final text is always the server's.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
 mod support;
 

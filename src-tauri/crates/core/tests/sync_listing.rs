@@ -1,6 +1,7 @@
 //! The session list after a (re)connect against the fake OpenCode server: every session the
 //! server has, past its page of 100 and in folders outside git, once each; and a listing or a
 //! transcript reload that fails is retried while the stream stays open, without failing the rest.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
 mod support;
 
