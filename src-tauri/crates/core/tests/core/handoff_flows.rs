@@ -3,10 +3,9 @@
 //! long turns in paused time, and concurrent metadata writes.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::{FlowRun, Harness, Reply, SHORT, assert_leaks_nothing, part_texts, sole_text};
 use crosscheck_core::api_types::{NoticeLevel, TransferDirection, TransferResult};
 use crosscheck_core::flows::FlowStep;
 use crosscheck_core::flows::patch::patch_session_metadata;
@@ -15,7 +14,6 @@ use crosscheck_core::settings::Settings;
 use crosscheck_core::{Change, Request};
 use crosscheck_opencode::{CreateSession, Metadata, SessionPatch};
 use serde_json::{Value, json};
-use support::{FlowRun, Harness, Reply, SHORT, assert_leaks_nothing, part_texts, sole_text};
 
 /// The seed's wording, written out here so a drift in the crate's defaults fails these tests.
 const HANDOFF_VISIBLE: &str = "Prepare a handoff for another agent to review this work.";
@@ -610,7 +608,7 @@ async fn seed_10_implementation_response_transfer_is_the_agreed_text_only() {
     assert_eq!(text, format!("{RESPONSE_HEAD}{answer}"));
     assert_leaks_nothing(&text);
     let key = format!("session:{review}");
-    support::wait_change(
+    crate::support::wait_change(
         &mut changes,
         SHORT,
         "the review tab to open",
@@ -824,7 +822,7 @@ async fn cancelling_a_running_handoff_aborts_the_turn() {
     .await
     .expect("cancel");
     let id = first.id.clone();
-    let end = support::wait_change(
+    let end = crate::support::wait_change(
         &mut changes,
         SHORT,
         "the flow to end",

@@ -1,9 +1,7 @@
 //! `crosscheck review FILE`: always reviews, records with source `draft`, prints the outcome.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
-mod gate_support;
-
-use gate_support::{Env, Reply, plan_flags, stderr, stdout};
+use crate::gate_support::{Env, Reply, plan_flags, stderr, stdout};
 use serde_json::Value;
 
 #[test]

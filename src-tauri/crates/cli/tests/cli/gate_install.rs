@@ -2,11 +2,9 @@
 //! under node against the real binary.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
-mod gate_support;
-
 use std::process::Command;
 
-use gate_support::{Env, Reply, plan_flags, stderr, stdout};
+use crate::gate_support::{Env, Reply, plan_flags, stderr, stdout};
 use serde_json::{Value, json};
 
 #[test]
@@ -156,7 +154,7 @@ console.log(JSON.stringify(results.map((r) => r ?? null)));
     let mut cmd = Command::new("node");
     cmd.arg(&driver);
     env.apply(&mut cmd);
-    let out = gate_support::run(cmd, None);
+    let out = crate::gate_support::run(cmd, None);
     assert!(out.status.success(), "node: {}", stderr(&out));
     let results: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
     assert_eq!(results[0]["block"], true, "{results}");
@@ -198,7 +196,7 @@ fn the_git_hook_names_the_binary_by_its_absolute_path() {
         "PATH",
         format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
     );
-    let out = gate_support::run(cmd, None);
+    let out = crate::gate_support::run(cmd, None);
     assert!(out.status.success(), "{}", stderr(&out));
     let script = stdout(&out);
     assert!(
@@ -213,7 +211,7 @@ fn the_git_hook_names_the_binary_by_its_absolute_path() {
         "PATH",
         format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
     );
-    let out = gate_support::run(cmd, None);
+    let out = crate::gate_support::run(cmd, None);
     assert!(
         stdout(&out).contains("\"crosscheck gate plan --format claude-json\""),
         "{}",

@@ -5,10 +5,9 @@
 //! on the code before these fixes.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
-mod support;
-
 use std::time::{Duration, Instant};
 
+use crate::support::{FlowRun, Harness, Reply, SHORT, sole_text};
 use crosscheck_core::api_types::NoticeLevel;
 use crosscheck_core::flows::{FlowState, FlowStep};
 use crosscheck_core::prompts;
@@ -19,7 +18,6 @@ use crosscheck_core::{
 use crosscheck_opencode::ServerConfig;
 use crosscheck_review::{Env, Logger};
 use serde_json::{Value, json};
-use support::{FlowRun, Harness, Reply, SHORT, sole_text};
 
 const REVIEW_HEAD: &str = "Please review the changes described in this handoff.\n\nFocus on correctness, regressions, missing implementation, missing tests, and whether the implementation satisfies the stated intent. Provide concise, actionable feedback for the agent implementing the changes.\n\n";
 const MODEL_NOT_FOUND: &str = "Model not found: fake/nope.";
@@ -93,7 +91,7 @@ async fn second_process(h: &Harness) -> Harness {
     )
     .expect("second core starts");
     let mut changes = core.subscribe();
-    support::wait_ready(&core, &mut changes, SHORT).await;
+    crate::support::wait_ready(&core, &mut changes, SHORT).await;
     Harness {
         fake: h.fake.clone(),
         api: Api::new(core.clone()),
@@ -120,7 +118,7 @@ async fn a_prompt_that_fails_up_front_reaches_the_ui_with_the_servers_words() {
     }))
     .await
     .expect("sent");
-    let error = support::wait_change(&mut changes, SHORT, "the session error", |c| {
+    let error = crate::support::wait_change(&mut changes, SHORT, "the session error", |c| {
         change_type(c) == "sessionError"
     })
     .await;
@@ -153,7 +151,7 @@ async fn a_prompt_that_fails_up_front_reaches_the_ui_with_the_servers_words() {
     .await
     .expect("sent");
     h.fake.wait_turns(&o, 2, SHORT).await;
-    support::wait_change(
+    crate::support::wait_change(
         &mut changes,
         SHORT,
         "the next turn",
@@ -402,7 +400,7 @@ async fn flow_end(
     id: &str,
 ) -> FlowState {
     let id = id.to_owned();
-    let end = support::wait_change(
+    let end = crate::support::wait_change(
         changes,
         PROMPTLY,
         "the flow to end",
@@ -564,7 +562,7 @@ async fn a_late_cancel_is_honoured_and_cancel_flow_says_so() {
         .expect("start"),
     )
     .expect("state");
-    support::wait_change(
+    crate::support::wait_change(
         &mut changes,
         SHORT,
         "preparing the review session",

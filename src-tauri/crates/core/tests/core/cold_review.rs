@@ -3,11 +3,10 @@
 //! the plan, and the ledger is the same SQLite file a `crosscheck gate` run writes to.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
-mod support;
-
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::support::{Harness, Reply, SHORT, next_change};
 use crosscheck_core::api_types::{CommandEntry, Notice, NoticeLevel, Sent};
 use crosscheck_core::flows::cold_review::{ReviewDetail, ReviewProgress, ReviewRunStatus};
 use crosscheck_core::settings::TabMode;
@@ -19,7 +18,6 @@ use crosscheck_review::{
 use crosscheck_testkit::replies::{plan_clean, plan_one_flag};
 use crosscheck_testkit::{ModelServer, Reply as Answer, unreachable_base_url};
 use serde_json::json;
-use support::{Harness, Reply, SHORT, next_change};
 
 const PLAN: &str =
     "# Plan: parse CRLF config files\n\n## Increments\n\n1. Handle CRLF.\n   Status: Not started\n";

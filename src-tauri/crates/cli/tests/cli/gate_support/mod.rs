@@ -122,7 +122,7 @@ pub fn stdout(o: &Output) -> String {
 /// The recorded Claude Code payload.
 pub fn claude_payload() -> Value {
     serde_json::from_str(include_str!(
-        "../fixtures/claude_pretooluse_exit_plan_mode.json"
+        "../../fixtures/claude_pretooluse_exit_plan_mode.json"
     ))
     .unwrap()
 }

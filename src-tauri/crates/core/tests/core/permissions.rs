@@ -3,14 +3,12 @@
 //! drops requests that were answered while the client was away.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::{Harness, SHORT, wait_change};
 use crosscheck_core::api_types::{Connection, PermissionReplyKind};
 use crosscheck_core::{Change, Request};
 use serde_json::json;
-use support::{Harness, SHORT, wait_change};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_asked_permission_is_pending_until_replied() {

@@ -1,24 +1,21 @@
 //! Shared set-up for the core's end-to-end tests: a fake OpenCode server and a core attached to
 //! it, driven through the typed Api exactly as the UI drives it.
-#![allow(dead_code)] // each test crate uses a different part of this module
+#![allow(dead_code)] // not every suite uses every helper
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
-
-pub mod fake_opencode;
 
 use std::time::Duration;
 
-use crosscheck_core::api_types::{Connection, Notice, Snapshot};
+use crosscheck_core::api_types::{Notice, Snapshot};
 use crosscheck_core::flows::FlowState;
 use crosscheck_core::{
-    Api, ApiError, Change, Core, CoreOptions, OpencodeTarget, Request, ReviewSetup, Stamped,
+    Api, ApiError, Change, Core, CoreOptions, OpencodeTarget, Request, ReviewSetup,
 };
 use crosscheck_opencode::ServerConfig;
 use crosscheck_review::{Env, Logger};
 use serde_json::Value;
-use tokio::sync::broadcast;
 
-#[allow(unused_imports)] // not every test crate scripts replies
-pub use fake_opencode::{FakeOpencode, Reply};
+pub use crosscheck_testkit::changes::{next_change, wait_change, wait_ready};
+pub use crosscheck_testkit::fake_opencode::{FakeOpencode, Reply};
 
 /// A generous limit for things that take milliseconds when they work.
 pub const SHORT: Duration = Duration::from_secs(30);
@@ -140,57 +137,6 @@ impl Harness {
     pub async fn stop(self) {
         self.core.shutdown().await;
     }
-}
-
-/// The next change before `deadline` (tokio time); panics naming `what` otherwise.
-pub async fn next_change(
-    changes: &mut broadcast::Receiver<Stamped>,
-    deadline: tokio::time::Instant,
-    what: &str,
-) -> Stamped {
-    match tokio::time::timeout_at(deadline, changes.recv()).await {
-        Ok(Ok(stamped)) => stamped,
-        Ok(Err(broadcast::error::RecvError::Lagged(n))) => {
-            panic!("lagged {n} changes waiting for {what}")
-        }
-        Ok(Err(broadcast::error::RecvError::Closed)) => {
-            panic!("change stream closed waiting for {what}")
-        }
-        Err(_) => panic!("timed out waiting for {what}"),
-    }
-}
-
-/// Waits for a change matching `pred` within `limit`; returns it.
-pub async fn wait_change(
-    changes: &mut broadcast::Receiver<Stamped>,
-    limit: Duration,
-    what: &str,
-    pred: impl Fn(&Change) -> bool,
-) -> Change {
-    let deadline = tokio::time::Instant::now() + limit;
-    loop {
-        let stamped = next_change(changes, deadline, what).await;
-        if pred(&stamped.change) {
-            return stamped.change;
-        }
-    }
-}
-
-/// Waits until the core reports `Connection::Ready` (checking the current state first, so a
-/// Ready that came before subscribing is not missed).
-pub async fn wait_ready(core: &Core, changes: &mut broadcast::Receiver<Stamped>, limit: Duration) {
-    if matches!(core.connection(), Connection::Ready { .. }) {
-        return;
-    }
-    wait_change(changes, limit, "Connection::Ready", |c| {
-        matches!(
-            c,
-            Change::Connection {
-                connection: Connection::Ready { .. }
-            }
-        )
-    })
-    .await;
 }
 
 /// The texts of a recorded prompt body's parts, with their synthetic flags.

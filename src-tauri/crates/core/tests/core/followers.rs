@@ -3,12 +3,10 @@
 //! transcript nobody shows is not kept.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::{Harness, SHORT};
 use crosscheck_core::{Change, Request};
-use support::{Harness, SHORT};
 
 /// Streams one delta into `session_id` and says whether the core pushed it (it only does for
 /// a transcript it keeps).
@@ -21,7 +19,7 @@ async fn delta_is_pushed(h: &Harness, session_id: &str) -> bool {
     let mut pushed = false;
     let deadline = tokio::time::Instant::now() + SHORT;
     loop {
-        let stamped = support::next_change(&mut changes, deadline, "the turn to end").await;
+        let stamped = crate::support::next_change(&mut changes, deadline, "the turn to end").await;
         match stamped.change {
             Change::PartDelta { session_id, .. } if session_id == id => pushed = true,
             Change::Status { session_id, status } if session_id == id && status.is_idle() => {

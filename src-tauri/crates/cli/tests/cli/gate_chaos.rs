@@ -4,11 +4,9 @@
 //! (`cargo test -p crosscheck-cli --test gate_chaos -- --nocapture`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
-mod gate_support;
-
 use std::time::{Duration, Instant};
 
-use gate_support::{Env, Reply, plan_flags, stderr};
+use crate::gate_support::{Env, Reply, plan_flags, stderr};
 use serde_json::{Value, json};
 
 fn passes_but(replaced: &[(u8, &str)]) -> String {

@@ -3,14 +3,12 @@
 //! transcript reload that fails is retried while the stream stays open, without failing the rest.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
-mod support;
-
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use crate::support::{Harness, SHORT, wait_change};
 use crosscheck_core::api_types::{Connection, TranscriptPage};
 use crosscheck_core::{Change, Request};
-use support::{Harness, SHORT, wait_change};
 
 /// Ends the event stream and waits for the resync after the reconnect.
 async fn reconnect(h: &Harness) {
@@ -122,7 +120,7 @@ async fn a_failing_project_listing_is_retried_and_does_not_fail_the_rest() {
     )
     .await;
     // ...and retried while the stream stays open, until it answers.
-    let route = |r: &support::fake_opencode::Recorded| {
+    let route = |r: &crosscheck_testkit::fake_opencode::Recorded| {
         r.route == "GET /session" && r.query.get("directory") == Some(&other)
     };
     let streams = h.fake.with_state(|st| st.streams_opened);

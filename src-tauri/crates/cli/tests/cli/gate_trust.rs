@@ -2,13 +2,11 @@
 //! servers on loopback, a project folder whose `.crosscheck/review.json` is hostile.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
-mod gate_support;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use gate_support::{Env, ModelServer, Reply, plan_flags, stderr, stdout};
+use crate::gate_support::{Env, ModelServer, Reply, plan_flags, stderr, stdout};
 use serde_json::{Value, json};
 
 const HEADING: &str = "Automated cold review (Crosscheck) paused this plan:";
@@ -66,7 +64,7 @@ fn a_project_file_cannot_redirect_the_reviewer_or_take_the_key() {
             .arg(&dir);
         env.apply(&mut cmd);
         cmd.env("THIEF_URL", &thief.base);
-        let out = gate_support::run(cmd, None);
+        let out = crate::gate_support::run(cmd, None);
         println!(
             "[{name}] exit {:?}; thief saw {} request(s), the user's endpoint {}",
             out.status.code(),
@@ -239,7 +237,7 @@ fn a_retry_while_the_review_runs_waits_and_pauses_with_its_result() {
 fn claude_json_says_when_a_plan_proceeds_unreviewed() {
     let env = Env::new();
     env.server.always(Reply::error(503));
-    let payload = gate_support::claude_payload().to_string();
+    let payload = crate::gate_support::claude_payload().to_string();
     let args = ["gate", "plan", "--format", "claude-json"];
     let first = env.crosscheck(&args, Some(&payload));
     assert_eq!(first.status.code(), Some(0));
@@ -332,7 +330,7 @@ console.log(JSON.stringify({{ results: results.map((r) => r ?? null), notes }}))
     let mut cmd = Command::new("node");
     cmd.arg(&driver);
     env.apply(&mut cmd);
-    let out = gate_support::run(cmd, None);
+    let out = crate::gate_support::run(cmd, None);
     assert!(out.status.success(), "node: {}", stderr(&out));
     let got: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
     println!(
@@ -385,7 +383,7 @@ console.log(JSON.stringify({{ results: results.map((r) => r ?? null), notes }}))
     let mut cmd = Command::new("node");
     cmd.arg(&driver);
     env.apply(&mut cmd);
-    let out = gate_support::run(cmd, None);
+    let out = crate::gate_support::run(cmd, None);
     assert!(out.status.success(), "node: {}", stderr(&out));
     let got: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
     assert_eq!(got["results"][0]["block"], true, "{got}");

@@ -19,7 +19,7 @@ use crosscheck_opencode::{
 };
 use tokio::sync::mpsc;
 
-const SAMPLE: &str = include_str!("fixtures/sample-events.sse");
+const SAMPLE: &str = include_str!("../fixtures/sample-events.sse");
 
 /// The recorded stream parsed line by line: the reference every other path must match.
 fn reference() -> Vec<Envelope> {

@@ -2,13 +2,11 @@
 //! while the client was disconnected must not stay "busy" after the reconnect.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::{Harness, Reply, SHORT, wait_change};
 use crosscheck_core::api_types::{Connection, TranscriptPage};
 use crosscheck_core::{Change, Request};
-use support::{Harness, Reply, SHORT, wait_change};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reconnect_clears_a_busy_status_that_ended_while_away() {

@@ -2,13 +2,11 @@
 //! scripted model server, an isolated data and config directory.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
-mod gate_support;
-
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use gate_support::{Env, Reply, claude_payload, plan_flags, stderr, stdout};
+use crate::gate_support::{Env, Reply, claude_payload, plan_flags, stderr, stdout};
 use serde_json::Value;
 
 const HEADING: &str = "Automated cold review (Crosscheck) paused this plan:";
@@ -157,7 +155,7 @@ fn the_author_flag_and_env_choose_the_reviewer() {
     cmd.args(["gate", "plan", "--text", "plan B", "--cwd", "/w"]);
     env.apply(&mut cmd);
     cmd.env("CROSSCHECK_AUTHOR_MODEL", "claude-haiku-4-5");
-    let out = gate_support::run(cmd, None);
+    let out = crate::gate_support::run(cmd, None);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert_eq!(
         env.server.seen()[1].body["model"],

@@ -2,11 +2,9 @@
 //! reviewers bounded at two attempts, reviewer choice, log lines.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
-mod common;
-
 use std::time::Duration;
 
-use common::{ModelServer, PLAN, Reply, clean_reply, flags_reply, quick, rig};
+use crate::common::{ModelServer, PLAN, Reply, clean_reply, flags_reply, quick, rig};
 use crosscheck_review::{
     Action, Cadence, Claim, ReviewKind, ReviewRequest, ReviewSource, ReviewStatus,
 };
@@ -327,7 +325,7 @@ async fn the_reviewed_text_is_kept_for_the_app_as_far_as_it_was_sent() {
         None
     );
 
-    let cut = common::rig(
+    let cut = crate::common::rig(
         &server.base,
         json!({"reviewTimeoutMs": 3000, "maxInputChars": 10}),
     );

@@ -2,11 +2,9 @@
 //! Anthropic Messages and OpenAI-compatible chat-completions shapes.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{ModelServer, PLAN, Reply, clean_reply, flags_reply, quick, rig};
+use crate::common::{ModelServer, PLAN, Reply, clean_reply, flags_reply, quick, rig};
 use crosscheck_review::prompt::REPAIR_INSTRUCTION;
 use crosscheck_review::{
     Action, COMMIT_REVIEW_SYSTEM_PROMPT, PLAN_REVIEW_SYSTEM_PROMPT, ReviewRequest, ReviewSource,

@@ -2,14 +2,12 @@
 //! checks at all): each is flagged or unparsed, never clean, by the parser and end to end.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
-mod common;
-
-use common::{ModelServer, PLAN, Reply, clean_reply, quick, rig};
+use crate::common::{ModelServer, PLAN, Reply, clean_reply, quick, rig};
 use crosscheck_review::verdict::{ParsedReply, Verdict, parse_reply};
 use crosscheck_review::{ReviewKind, ReviewRequest, ReviewSource, ReviewStatus};
 
 fn shapes() -> Vec<(String, String)> {
-    include_str!("fixtures/verdict_shapes.md")
+    include_str!("../fixtures/verdict_shapes.md")
         .split("### ")
         .filter(|s| !s.trim().is_empty())
         .map(|s| {

@@ -2,12 +2,10 @@
 //! `crosscheck gate install git`, in a real repository.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
-mod gate_support;
-
 use std::path::Path;
 
+use crate::gate_support::{Env, Reply, stderr};
 use crosscheck_testkit::replies::commit_one_flag;
-use gate_support::{Env, Reply, stderr};
 
 fn repo(env: &Env) -> std::path::PathBuf {
     let repo = env.dir.path().join("repo");
@@ -136,5 +134,5 @@ fn install_git_refuses_to_replace_a_different_hook_without_force() {
     // Installing again is a no-op.
     let out = env.crosscheck(&["gate", "install", "git", "--dir", dir], None);
     assert!(out.status.success());
-    assert!(gate_support::stdout(&out).contains("already installed"));
+    assert!(crate::gate_support::stdout(&out).contains("already installed"));
 }

@@ -8,7 +8,6 @@
 //! assistant error, an abort, or a hang), one-shot 500s for the next PATCH/DELETE of a session,
 //! dropping and refusing the event stream, and ending a turn silently (as if it ended while the
 //! client was away). Every request is recorded with its body and the instant it arrived.
-#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::convert::Infallible;

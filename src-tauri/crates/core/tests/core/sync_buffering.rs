@@ -3,12 +3,10 @@
 //! never doubles streamed text. The final text is always the server's.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
-mod support;
-
+use crate::support::{Harness, SHORT, wait_change};
 use crosscheck_core::api_types::{Connection, TranscriptPage};
 use crosscheck_core::{Change, Request};
-use support::fake_opencode::Streaming;
-use support::{Harness, SHORT, wait_change};
+use crosscheck_testkit::fake_opencode::Streaming;
 
 async fn page(h: &Harness, session_id: &str) -> TranscriptPage {
     let v = h

@@ -1,0 +1,15 @@
+//! The core's integration tests, through the typed Api against the test kit's fake OpenCode: flows,
+//! faults, sync, followers, permissions and the in-app cold review.
+//! One test binary for the whole crate: on two cores, linking one binary instead of one per
+//! file saves most of the tests' build time.
+
+mod support;
+
+mod cold_review;
+mod flow_faults;
+mod followers;
+mod handoff_flows;
+mod permissions;
+mod sync_buffering;
+mod sync_listing;
+mod sync_reconnect;
