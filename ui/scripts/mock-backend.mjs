@@ -301,11 +301,17 @@ async function api(req) {
       need(req.sessionId);
       windows.set(req.sessionId, PAGE);
       return page(req.sessionId);
-    case 'loadOlder':
+    case 'loadOlder': {
+      // Like the backend: only the page before the loaded window.
       need(req.sessionId);
       await sleep(150);
-      windows.set(req.sessionId, (windows.get(req.sessionId) ?? PAGE) + PAGE);
-      return page(req.sessionId);
+      const all = transcripts.get(req.sessionId) ?? [];
+      const loaded = windows.get(req.sessionId) ?? PAGE;
+      windows.set(req.sessionId, loaded + PAGE);
+      const end = Math.max(0, all.length - loaded);
+      const start = Math.max(0, end - PAGE);
+      return { seq, sessionId: req.sessionId, messages: all.slice(start, end), hasOlder: start > 0 };
+    }
     case 'closeSession':
       return null;
     case 'createSession': {

@@ -1,11 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Store } from '$lib/state/store.svelte';
+import { MessageView } from '$lib/state/transcript.svelte';
 import type { Change } from '$lib/types/Change';
 import type { MessageWithParts } from '$lib/types/MessageWithParts';
 import type { Part } from '$lib/types/Part';
 import type { PermissionRequest } from '$lib/types/PermissionRequest';
 import type { Session } from '$lib/types/Session';
 import type { Snapshot } from '$lib/types/Snapshot';
+import type { OlderPage } from '$lib/types/OlderPage';
 import type { Stamped } from '$lib/types/Stamped';
 import type { TranscriptPage } from '$lib/types/TranscriptPage';
 
@@ -311,7 +313,7 @@ describe('store: transcripts', () => {
     expect(t.message('m1')).toBe(m1);
   });
 
-  it('loadOlder pages (the whole window) prepend without replacing loaded messages', () => {
+  it('a page of the whole window reuses the loaded messages', () => {
     store.transcript('s1');
     store.applyPage(page(10, [message('m5', 'user'), message('m6', 'assistant')], true));
     const t = store.transcripts.get('s1')!;
@@ -320,6 +322,55 @@ describe('store: transcripts', () => {
     expect(t.messages.map((m) => m.id)).toEqual(['m3', 'm4', 'm5', 'm6']);
     expect(t.message('m5')).toBe(m5);
     expect(t.hasOlder).toBe(false);
+  });
+
+  it('an older page (only that page) goes in front and touches no loaded message', () => {
+    store.transcript('s1');
+    const newest = Array.from({ length: 50 }, (_, i) => message(`m${String(900 + i)}`, 'assistant', [part(`p${900 + i}`, `m${900 + i}`, 'x')]));
+    store.applyPage(page(10, newest, true));
+    const t = store.transcripts.get('s1')!;
+    const m900 = t.message('m900')!;
+    const loadedParts = m900.parts;
+    const setParts = vi.spyOn(MessageView.prototype, 'setParts');
+    // Pages 1..3 going back: each answer holds only its own 50 messages.
+    for (let p = 1; p <= 3; p++) {
+      const from = 900 - p * 50;
+      const older: OlderPage = {
+        seq: 10,
+        sessionId: 's1',
+        hasOlder: p < 3,
+        messages: Array.from({ length: 50 }, (_, i) => message(`m${from + i}`, 'user', [part(`p${from + i}`, `m${from + i}`, 'o')])),
+      };
+      store.applyOlder(older);
+    }
+    expect(setParts).not.toHaveBeenCalled();
+    setParts.mockRestore();
+    expect(t.messages.length).toBe(200);
+    expect(t.messages[0].id).toBe('m750');
+    expect(t.messages[199].id).toBe('m949');
+    expect(t.message('m900')).toBe(m900);
+    expect(m900.parts).toBe(loadedParts);
+    expect(t.message('m760')!.part('p760')!.text).toBe('o');
+    expect(t.hasOlder).toBe(false);
+  });
+
+  it('an older page keeps the changes that came while it was fetched, applied once', () => {
+    store.transcript('s1');
+    store.applyPage(page(10, [message('m5', 'assistant', [part('p5', 'm5', 'Hel')])], true));
+    const t = store.transcripts.get('s1')!;
+    store.beginFetch();
+    // While the older page is fetched: a delta to a loaded message and one to a message of the page.
+    store.enqueue([
+      at(11, { type: 'partDelta', sessionId: 's1', messageId: 'm5', partId: 'p5', field: 'text', delta: 'lo' }),
+      at(12, { type: 'partDelta', sessionId: 's1', messageId: 'm3', partId: 'p3', field: 'text', delta: '!' }),
+    ]);
+    store.flush();
+    store.applyOlder({ seq: 11, sessionId: 's1', hasOlder: false, messages: [message('m3', 'assistant', [part('p3', 'm3', 'old')])] });
+    store.endFetch();
+    expect(t.messages.map((m) => m.id)).toEqual(['m3', 'm5']);
+    expect(t.message('m5')!.part('p5')!.text).toBe('Hello');
+    expect(t.message('m3')!.part('p3')!.text).toBe('old!');
+    expect(t.message('m3')!.info.role).toBe('assistant');
   });
 
   it('ignores changes for transcripts that are not open', () => {

@@ -299,6 +299,23 @@ pub struct TranscriptPage {
     pub has_older: bool,
 }
 
+/// The answer to `LoadOlder`: only the page it fetched, which the UI puts in front of what it
+/// has, so the hundredth page costs what the first does.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct OlderPage {
+    /// Sequence number of the last change applied before the page went into the window.
+    #[ts(type = "number")]
+    pub seq: u64,
+    /// Session.
+    pub session_id: String,
+    /// The fetched messages, oldest first (some may already be loaded: the loaded copy wins).
+    pub messages: Vec<MessageWithParts>,
+    /// Whether still older messages exist on the server.
+    pub has_older: bool,
+}
+
 /// A change pushed to the UI, stamped with a sequence number.
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]

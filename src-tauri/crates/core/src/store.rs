@@ -63,17 +63,39 @@ impl Transcript {
         self.index.get(id).map(|&i| &self.messages[i])
     }
 
-    /// Adds an older page in front, skipping messages already loaded.
+    /// Adds an older page in front, skipping messages already loaded. Costs the page plus a
+    /// shift of the loaded window: no id of the window is copied when the page is older than
+    /// everything loaded (the usual case).
     pub fn prepend(&mut self, older: Vec<MessageWithParts>, cursor: Option<String>) {
+        self.older_cursor = cursor;
         let mut fresh: Vec<_> = older
             .into_iter()
             .filter(|m| !self.index.contains_key(&m.info.id))
             .collect();
-        fresh.append(&mut self.messages);
-        self.messages = fresh;
-        self.messages.sort_by(|a, b| a.info.id.cmp(&b.info.id));
-        self.older_cursor = cursor;
-        self.reindex();
+        if fresh.is_empty() {
+            return;
+        }
+        fresh.sort_by(|a, b| a.info.id.cmp(&b.info.id));
+        fresh.dedup_by(|a, b| a.info.id == b.info.id);
+        let in_front = match (fresh.last(), self.messages.first()) {
+            (Some(newest), Some(oldest)) => newest.info.id < oldest.info.id,
+            _ => true,
+        };
+        if !in_front {
+            fresh.append(&mut self.messages);
+            self.messages = fresh;
+            self.messages.sort_by(|a, b| a.info.id.cmp(&b.info.id));
+            self.reindex();
+            return;
+        }
+        let shift = fresh.len();
+        for i in self.index.values_mut() {
+            *i += shift;
+        }
+        for (i, m) in fresh.iter().enumerate() {
+            self.index.insert(m.info.id.clone(), i);
+        }
+        self.messages.splice(0..0, fresh);
     }
 
     fn upsert_info(&mut self, info: MessageInfo) {
@@ -1226,5 +1248,25 @@ mod tests {
         assert!(store.transcript("ses_a").is_some());
         assert_eq!(store.unfollow_all("client:two"), 1);
         assert_eq!(store.follow_counts(), (0, 0));
+    }
+
+    #[test]
+    fn prepend_in_front_keeps_every_lookup_right() {
+        let msg = |id: &str| MessageWithParts {
+            info: MessageInfo {
+                id: id.into(),
+                ..Default::default()
+            },
+            parts: vec![],
+        };
+        let mut t = Transcript::from_page(vec![msg("m5"), msg("m6")], Some("c".into()));
+        t.prepend(vec![msg("m4"), msg("m3")], Some("b".into()));
+        // Out of front (a message newer than the oldest loaded) still lands in order.
+        t.prepend(vec![msg("m1"), msg("m7"), msg("m2")], None);
+        let ids: Vec<_> = t.messages().iter().map(|m| m.info.id.as_str()).collect();
+        assert_eq!(ids, ["m1", "m2", "m3", "m4", "m5", "m6", "m7"]);
+        for id in ids {
+            assert_eq!(t.message(id).map(|m| m.info.id.as_str()), Some(id));
+        }
     }
 }

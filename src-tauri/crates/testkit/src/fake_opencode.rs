@@ -376,6 +376,29 @@ impl FakeOpencode {
         id
     }
 
+    /// Adds `count` finished messages to a session directly (no events), alternating user and
+    /// assistant, each with one text part of `text_len` characters; the ids of the new messages.
+    pub fn seed_messages(&self, session_id: &str, count: usize, text_len: usize) -> Vec<String> {
+        let now = now_ms();
+        let text = "x".repeat(text_len);
+        let mut st = self.shared.lock();
+        let mut ids_out = Vec::with_capacity(count);
+        let list = st.messages.entry(session_id.to_owned()).or_default();
+        for i in 0..count {
+            let id = ids::message_id();
+            let role = if i % 2 == 0 { "user" } else { "assistant" };
+            let info = json!({"id": id, "sessionID": session_id, "role": role, "time": {"created": now, "completed": now}});
+            let part = json!({"id": ids::part_id(), "sessionID": session_id, "messageID": id, "type": "text", "text": text});
+            list.push(StoredMessage {
+                info,
+                parts: vec![part],
+            });
+            ids_out.push(id);
+        }
+        list.sort_by(|a, b| a.info["id"].as_str().cmp(&b.info["id"].as_str()));
+        ids_out
+    }
+
     /// Removes a session directly (not a recorded request), emitting `session.deleted`.
     pub fn remove_session(&self, id: &str) {
         let mut st = self.shared.lock();

@@ -19,6 +19,7 @@ import type { Settings } from '$lib/types/Settings';
 import type { Snapshot } from '$lib/types/Snapshot';
 import type { Stamped } from '$lib/types/Stamped';
 import type { Tab } from '$lib/types/Tab';
+import type { OlderPage } from '$lib/types/OlderPage';
 import type { TranscriptPage } from '$lib/types/TranscriptPage';
 import { Transcript, type PartView } from './transcript.svelte';
 
@@ -216,7 +217,7 @@ export class Store {
     return t;
   }
 
-  /** Applies a fetched page (openSession, loadOlder), then the newer changes seen meanwhile. */
+  /** Applies a fetched window (openSession), then the newer changes seen meanwhile. */
   applyPage(page: TranscriptPage): void {
     this.flush();
     const t = this.transcript(page.sessionId);
@@ -227,6 +228,21 @@ export class Store {
       if (stamped.seq > page.seq && transcriptSessionOf(stamped.change) === page.sessionId) this.apply(stamped, false);
     }
     this.flushDelta();
+  }
+
+  /** Puts a `loadOlder` page in front of a loaded transcript, then replays the changes seen
+   * meanwhile that concern the page's messages (the rest of the window is current already). */
+  applyOlder(page: OlderPage): void {
+    this.flush();
+    const t = this.transcripts.get(page.sessionId);
+    if (!t || !t.loaded) return;
+    const touched = t.prependPage(page);
+    for (const stamped of this.replayLog) {
+      if (stamped.seq <= page.seq || transcriptSessionOf(stamped.change) !== page.sessionId) continue;
+      const change = stamped.change as TranscriptChange;
+      const id = messageOf(change);
+      if (id !== null && touched.has(id)) applyTranscriptChange(t, change);
+    }
   }
 
   /** Forgets a transcript the UI no longer shows. */
@@ -421,6 +437,22 @@ function applyTranscriptChange(t: Transcript, change: TranscriptChange): void {
     case 'partRemoved':
       t.removePart(change.messageId, change.partId);
       break;
+  }
+}
+
+/** The message a transcript change concerns (null for a reset of the whole window). */
+function messageOf(change: TranscriptChange): string | null {
+  switch (change.type) {
+    case 'messageUpserted':
+      return change.info.id;
+    case 'partUpserted':
+      return change.part.messageID;
+    case 'messageRemoved':
+    case 'partDelta':
+    case 'partRemoved':
+      return change.messageId;
+    default:
+      return null;
   }
 }
 

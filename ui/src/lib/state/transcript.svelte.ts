@@ -4,6 +4,7 @@
 import type { MessageInfo } from '$lib/types/MessageInfo';
 import type { MessageWithParts } from '$lib/types/MessageWithParts';
 import type { Part } from '$lib/types/Part';
+import type { OlderPage } from '$lib/types/OlderPage';
 import type { TranscriptPage } from '$lib/types/TranscriptPage';
 
 /** A part of a message. `text` is a separate signal so deltas touch only it. */
@@ -137,6 +138,35 @@ export class Transcript {
     this.seq = Math.max(this.seq, page.seq);
     this.loaded = true;
     this.error = null;
+  }
+
+  /** Puts an older page in front of the window. Only the page's messages are built or
+   * reconciled (a loaded copy takes the page's state, for the replay that follows); the ids
+   * touched. Costs the page, not the window. */
+  prependPage(page: OlderPage): Set<string> {
+    const touched = new Set<string>();
+    const sorted = isSortedById(page.messages) ? page.messages : [...page.messages].sort(byInfoId);
+    const fresh: MessageView[] = [];
+    let merged = false;
+    for (const m of sorted) {
+      if (touched.has(m.info.id)) continue;
+      touched.add(m.info.id);
+      if (this.index.has(m.info.id)) merged = true;
+      const view = this.reconcile(m);
+      if (!merged) fresh.push(view);
+    }
+    this.hasOlder = page.hasOlder;
+    this.seq = Math.max(this.seq, page.seq);
+    if (fresh.length === 0 && !merged) return touched;
+    const oldest = this.messages[0];
+    const newestFresh = fresh[fresh.length - 1];
+    if (!merged && (oldest === undefined || newestFresh.id < oldest.id)) {
+      this.messages = fresh.concat(this.messages);
+    } else {
+      // Rare: the page overlaps what is loaded. Rebuild the order from the index.
+      this.messages = [...this.index.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    }
+    return touched;
   }
 
   private reconcile(m: MessageWithParts): MessageView {

@@ -4,6 +4,7 @@ import type { CommandEntry } from "./CommandEntry";
 import type { CommandStarted } from "./CommandStarted";
 import type { FlowState } from "./FlowState";
 import type { LedgerEntry } from "./LedgerEntry";
+import type { OlderPage } from "./OlderPage";
 import type { PromptTemplate } from "./PromptTemplate";
 import type { ProviderCatalog } from "./ProviderCatalog";
 import type { ReviewDetail } from "./ReviewDetail";
@@ -19,4 +20,4 @@ import type { TransferResult } from "./TransferResult";
  * The response type of each request by its `cmd`: exported to TypeScript only, where
  * `invoke(request)` looks its result type up here.
  */
-export type Responses = { snapshot: Snapshot, prompts: Array<PromptTemplate>, openSession: TranscriptPage, loadOlder: TranscriptPage, closeSession: null, createSession: SessionView, renameSession: SessionView, archiveSession: SessionView, deleteSession: null, sendPrompt: Sent, runCommand: CommandStarted, abort: null, replyPermission: null, providers: ProviderCatalog, agents: Array<AgentInfo>, commands: Array<CommandEntry>, setSettings: Settings, openTab: null, closeTab: null, activateTab: null, moveTab: null, setPrompt: PromptTemplate, resetPrompt: PromptTemplate, startHandoffReview: FlowState, cancelFlow: boolean, transfer: TransferResult, coldReview: ReviewProgress, listReviews: Array<LedgerEntry>, getReview: ReviewDetail | null, };
+export type Responses = { snapshot: Snapshot, prompts: Array<PromptTemplate>, openSession: TranscriptPage, loadOlder: OlderPage, closeSession: null, createSession: SessionView, renameSession: SessionView, archiveSession: SessionView, deleteSession: null, sendPrompt: Sent, runCommand: CommandStarted, abort: null, replyPermission: null, providers: ProviderCatalog, agents: Array<AgentInfo>, commands: Array<CommandEntry>, setSettings: Settings, openTab: null, closeTab: null, activateTab: null, moveTab: null, setPrompt: PromptTemplate, resetPrompt: PromptTemplate, startHandoffReview: FlowState, cancelFlow: boolean, transfer: TransferResult, coldReview: ReviewProgress, listReviews: Array<LedgerEntry>, getReview: ReviewDetail | null, };

@@ -20,7 +20,8 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::api_types::{
-    CommandEntry, PromptTemplate, Sent, SessionView, Snapshot, TranscriptPage, TransferResult,
+    CommandEntry, OlderPage, PromptTemplate, Sent, SessionView, Snapshot, TranscriptPage,
+    TransferResult,
 };
 use crate::core::Core;
 use crate::error::Result;
@@ -93,7 +94,7 @@ requests! {
         /// Starts following a session's transcript; answers its newest page.
         OpenSession(OpenSession) => TranscriptPage = transcripts::open;
         /// Loads the page before the oldest loaded message.
-        LoadOlder(LoadOlder) => TranscriptPage = transcripts::load_older;
+        LoadOlder(LoadOlder) => OlderPage = transcripts::load_older;
         /// Stops following a transcript the UI no longer shows.
         CloseSession(CloseSession) => () = transcripts::close;
         /// Creates a session in a directory.

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::api::LOCAL_CLIENT;
-use crate::api_types::TranscriptPage;
+use crate::api_types::{OlderPage, TranscriptPage};
 use crate::core::Core;
 use crate::error::{Error, Result};
 use crate::store::{LoadToken, client_follower};
@@ -49,29 +49,48 @@ pub async fn open_for(core: &Core, client: &str, req: OpenSession) -> Result<Tra
     loaded_page(core, &req.session_id)
 }
 
-/// Loads the page before the oldest loaded message and answers the loaded window.
-pub async fn load_older(core: &Core, req: LoadOlder) -> Result<TranscriptPage> {
+/// Loads the page before the oldest loaded message and answers that page only. The page is
+/// copied for the answer before the store's lock is taken; under the lock it is only moved in.
+pub async fn load_older(core: &Core, req: LoadOlder) -> Result<OlderPage> {
     let session_id = &req.session_id;
     let cursor = core
         .read_store(|s, _| s.transcript(session_id).map(|t| t.older_cursor.clone()))
         .ok_or_else(|| {
             Error::InvalidRequest("open the session before loading older messages".into())
         })?;
-    if let Some(cursor) = cursor {
-        let page = core
-            .client()?
-            .messages(session_id, Some(PAGE_SIZE), Some(&cursor))
-            .await?;
-        // A server that hands back the cursor it was given would page forever.
-        let next = page.next_cursor.filter(|next| *next != cursor);
-        core.with_store(|s| {
-            if let Some(t) = s.transcript_mut(session_id) {
-                t.prepend(page.messages, next);
-            }
-            ((), None)
+    let Some(cursor) = cursor else {
+        let seq = core.read_store(|_, seq| seq);
+        return Ok(OlderPage {
+            seq,
+            session_id: session_id.clone(),
+            messages: Vec::new(),
+            has_older: false,
         });
-    }
-    loaded_page(core, session_id)
+    };
+    let page = core
+        .client()?
+        .messages(session_id, Some(PAGE_SIZE), Some(&cursor))
+        .await?;
+    // A server that hands back the cursor it was given would page forever.
+    let next_cursor = page.next_cursor.filter(|next| *next != cursor);
+    let mut messages = page.messages.clone();
+    messages.sort_by(|a, b| a.info.id.cmp(&b.info.id));
+    let (seq, has_older) = core.with_store_seq(|s, next| {
+        let has_older = match s.transcript_mut(session_id) {
+            Some(t) => {
+                t.prepend(page.messages, next_cursor);
+                t.older_cursor.is_some()
+            }
+            None => false,
+        };
+        ((next - 1, has_older), None)
+    });
+    Ok(OlderPage {
+        seq,
+        session_id: session_id.clone(),
+        messages,
+        has_older,
+    })
 }
 
 /// Stops following a transcript (for a transport that names no client).

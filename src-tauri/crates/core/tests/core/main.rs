@@ -13,3 +13,4 @@ mod permissions;
 mod sync_buffering;
 mod sync_listing;
 mod sync_reconnect;
+mod transcripts;

@@ -76,7 +76,7 @@ export async function loadOlder(sessionId: string): Promise<void> {
   store.beginFetch();
   try {
     const page = await invoke({ cmd: 'loadOlder', sessionId });
-    if (store.transcripts.get(sessionId) === transcript) store.applyPage(page);
+    if (store.transcripts.get(sessionId) === transcript) store.applyOlder(page);
   } catch (err) {
     reportError(err);
   } finally {
