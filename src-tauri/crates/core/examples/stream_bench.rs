@@ -29,14 +29,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let _handle = spawn_event_stream(client, tx, StreamOptions::default());
     let mut seen = 0usize;
     let mut changes = 0usize;
-    while let Some(item) = rx.recv().await {
-        if let StreamItem::Event(envelope) = item {
-            seen += 1;
-            if store.apply(envelope.event).is_some() {
-                changes += 1;
-            }
-            if seen >= events {
-                break;
+    'read: while let Some(item) = rx.recv().await {
+        if let StreamItem::Events(batch) = item {
+            for envelope in batch {
+                seen += 1;
+                if store.apply(envelope.event).is_some() {
+                    changes += 1;
+                }
+                if seen >= events {
+                    break 'read;
+                }
             }
         }
     }

@@ -135,8 +135,10 @@ async fn follow_stream(core: Core, client: Client, config: ServerConfig, managed
                         backoff = RETRY_FIRST;
                         start(generation, &mut running);
                     }
-                    StreamItem::Event(envelope) => {
-                        core.with_store(|store| ((), store.apply(envelope.event)))
+                    StreamItem::Events(batch) => {
+                        for envelope in batch {
+                            core.with_store(|store| ((), store.apply(envelope.event)));
+                        }
                     }
                     StreamItem::Disconnected { error, retry_in_ms } => {
                         // The next connect resyncs; nothing is retried meanwhile.

@@ -9,7 +9,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use crosscheck_opencode::event::parse_frame;
+use crosscheck_opencode::event::{FrameParser, parse_frame};
 use crosscheck_opencode::stream::{SseDecoder, SseFrame};
 use serde_json::{Value, json};
 
@@ -265,13 +265,15 @@ fn parse_all(frames: &[String]) -> usize {
         .count()
 }
 
+/// Splitting and parsing as the event stream does (one `FrameParser` per connection).
 fn split_and_parse(stream: &[u8], chunk: usize) -> usize {
     let mut decoder = SseDecoder::new();
+    let mut parser = FrameParser::new();
     let mut ok = 0;
     for piece in stream.chunks(chunk) {
         decoder.feed(piece, &mut |frame| {
             if let SseFrame::Data(json) = frame
-                && black_box(parse_frame(json)).is_ok()
+                && black_box(parser.parse(json)).is_ok()
             {
                 ok += 1;
             }
@@ -342,7 +344,7 @@ fn main() {
     for chunk in [16 * 1024, 1024] {
         let t = best_of(rounds(), || split_and_parse(&stream, chunk));
         report(
-            &format!("SSE split + parse_frame ({chunk}-byte chunks)"),
+            &format!("SSE split + FrameParser ({chunk}-byte chunks)"),
             stream.len(),
             &t,
         );
@@ -374,7 +376,7 @@ fn main() {
     );
     let t = best_of(rounds(), || split_and_parse(&fixture_stream, 16 * 1024));
     report(
-        "SSE split + parse_frame (fixture, 16 KiB)",
+        "SSE split + FrameParser (fixture, 16 KiB)",
         fixture_stream.len(),
         &t,
     );

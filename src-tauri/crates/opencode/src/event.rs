@@ -2,6 +2,7 @@
 //! become [`Event::Other`], and a malformed frame is an error for that frame only.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use serde::de::{DeserializeSeed, Error as _, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
@@ -12,8 +13,9 @@ use crate::types::{MessageInfo, Part, PermissionRequest, Session, SessionStatus,
 /// One event from the server, with the directory it concerns when the stream says so.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Envelope {
-    /// Directory of the instance that emitted it (`/global/event` only).
-    pub directory: Option<String>,
+    /// Directory of the instance that emitted it (`/global/event` only). Shared between the
+    /// events of one [`FrameParser`] while it stays the same, so it costs no allocation per event.
+    pub directory: Option<Arc<str>>,
     /// The event.
     pub event: Event,
 }
@@ -312,11 +314,13 @@ struct Kind<'a>(#[serde(borrow)] Cow<'a, str>);
 /// Reads an event object, or (with `global`) a `{directory, payload}` frame, in one pass:
 /// when `type` comes before `properties` (as the server sends it), the properties are read
 /// straight into their typed shape; otherwise they are kept raw and read after.
-struct ObjectVisitor {
+struct ObjectVisitor<'c> {
     global: bool,
+    /// The last directory seen, reused while frames repeat it.
+    directories: &'c mut Option<Arc<str>>,
 }
 
-impl<'de> Visitor<'de> for ObjectVisitor {
+impl<'de> Visitor<'de> for ObjectVisitor<'_> {
     type Value = Envelope;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -331,7 +335,7 @@ impl<'de> Visitor<'de> for ObjectVisitor {
         let mut kind: Option<Cow<'de, str>> = None;
         let mut event: Option<Event> = None;
         let mut deferred: Option<&'de RawValue> = None;
-        let mut directory: Option<String> = None;
+        let mut directory: Option<Arc<str>> = None;
         let mut payload: Option<Event> = None;
         while let Some(key) = map.next_key::<Key>()? {
             match key {
@@ -341,11 +345,20 @@ impl<'de> Visitor<'de> for ObjectVisitor {
                     None => deferred = Some(map.next_value()?),
                 },
                 Key::Directory if self.global => {
-                    if let serde_json::Value::String(d) = map.next_value()? {
-                        directory = Some(d);
+                    if let Some(Kind(d)) = map.next_value::<Lenient<Kind<'de>>>()?.0 {
+                        directory = Some(match &*self.directories {
+                            Some(last) if **last == *d => last.clone(),
+                            _ => {
+                                let fresh: Arc<str> = Arc::from(d.as_ref());
+                                *self.directories = Some(fresh.clone());
+                                fresh
+                            }
+                        });
                     }
                 }
-                Key::Payload if self.global => payload = Some(map.next_value_seed(EventSeed)?),
+                Key::Payload if self.global => {
+                    payload = Some(map.next_value_seed(EventSeed(&mut *self.directories))?)
+                }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -380,33 +393,74 @@ impl<'de> DeserializeSeed<'de> for PropsSeed<'_> {
     }
 }
 
-struct EventSeed;
+struct EventSeed<'c>(&'c mut Option<Arc<str>>);
 
-impl<'de> DeserializeSeed<'de> for EventSeed {
+impl<'de> DeserializeSeed<'de> for EventSeed<'_> {
     type Value = Event;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Event, D::Error> {
-        Ok(d.deserialize_map(ObjectVisitor { global: false })?.event)
+        let visitor = ObjectVisitor {
+            global: false,
+            directories: self.0,
+        };
+        Ok(d.deserialize_map(visitor)?.event)
     }
 }
 
-fn parse_object(json: &str, global: bool) -> Result<Envelope, FrameError> {
+/// A value that is `T` when it reads as one, else `None` (anything else is skipped).
+struct Lenient<T>(Option<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Lenient<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // Borrowed from the input: a non-string directory costs a skip, not a `Value`.
+        let raw: &'de RawValue = Deserialize::deserialize(d)?;
+        Ok(Lenient(serde_json::from_str(raw.get()).ok()))
+    }
+}
+
+fn parse_object(
+    json: &str,
+    global: bool,
+    directories: &mut Option<Arc<str>>,
+) -> Result<Envelope, FrameError> {
     let mut de = serde_json::Deserializer::from_str(json);
     let envelope = de
-        .deserialize_map(ObjectVisitor { global })
+        .deserialize_map(ObjectVisitor {
+            global,
+            directories,
+        })
         .map_err(|e| FrameError(e.to_string()))?;
     de.end().map_err(|e| FrameError(e.to_string()))?;
     Ok(envelope)
 }
 
+/// Parses the frames of one stream, sharing the `directory` between consecutive events that
+/// repeat it (on `/global/event` every frame names one).
+#[derive(Debug, Default)]
+pub struct FrameParser {
+    directory: Option<Arc<str>>,
+}
+
+impl FrameParser {
+    /// A parser that has seen no directory yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Like [`parse_frame`], reusing the last directory when this frame names the same one.
+    pub fn parse(&mut self, json: &str) -> Result<Envelope, FrameError> {
+        parse_object(json, true, &mut self.directory)
+    }
+}
+
 /// Parses one event object (`{"type", "properties"}`).
 pub fn parse_event(json: &str) -> Result<Event, FrameError> {
-    parse_object(json, false).map(|envelope| envelope.event)
+    parse_object(json, false, &mut None).map(|envelope| envelope.event)
 }
 
 /// Parses one `data:` payload of `/global/event` (`{directory, payload}`) or of `/event`
 /// (the bare event object), in a single pass over the text.
 pub fn parse_frame(json: &str) -> Result<Envelope, FrameError> {
-    parse_object(json, true)
+    parse_object(json, true, &mut None)
 }
 
 #[cfg(test)]
@@ -443,6 +497,37 @@ mod tests {
         assert_eq!(env.directory.as_deref(), Some("/p"));
         assert_eq!(
             env.event,
+            Event::SessionIdle {
+                session_id: "ses_1".into()
+            }
+        );
+    }
+
+    #[test]
+    fn a_repeated_directory_is_shared_and_a_changed_or_odd_one_is_not() {
+        let frame = |dir: &str| {
+            format!(
+                r#"{{"directory":{dir},"payload":{{"type":"session.idle","properties":{{"sessionID":"ses_1"}}}}}}"#
+            )
+        };
+        let mut parser = FrameParser::new();
+        let a = parser.parse(&frame(r#""/p""#)).expect("parses");
+        let b = parser.parse(&frame(r#""/p""#)).expect("parses");
+        let (Some(a), Some(b)) = (a.directory, b.directory) else {
+            panic!("directories kept")
+        };
+        assert!(
+            Arc::ptr_eq(&a, &b),
+            "one allocation for a repeated directory"
+        );
+        let c = parser.parse(&frame(r#""/q\u0041""#)).expect("parses");
+        assert_eq!(c.directory.as_deref(), Some("/qA"), "escapes are read");
+        let d = parser
+            .parse(&frame(r#"{"not":"a string"}"#))
+            .expect("parses");
+        assert_eq!(d.directory, None);
+        assert_eq!(
+            d.event,
             Event::SessionIdle {
                 session_id: "ses_1".into()
             }

@@ -13,18 +13,16 @@ use tokio::task::JoinHandle;
 
 use crate::client::Client;
 use crate::error::{describe_reqwest, truncate};
-use crate::event::{Envelope, parse_frame};
+use crate::event::{Envelope, FrameParser};
 
 /// What the event stream reports to its consumer.
-// Events dominate the traffic: moving one unboxed through the channel is cheaper than an
-// allocation per event, so the size difference to the rare variants is accepted.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum StreamItem {
     /// The stream is open (response headers arrived); sent before its first event.
     Connected,
-    /// One event.
-    Event(Envelope),
+    /// The events of one read from the connection, in order (never empty): one channel send
+    /// and one wake-up per read instead of one per event.
+    Events(Vec<Envelope>),
     /// The stream broke (error, end, or no bytes within the heartbeat timeout); it is reopened
     /// after `retry_in_ms`.
     Disconnected {
@@ -160,6 +158,7 @@ async fn connection(
     decoder: &mut SseDecoder,
     pending: &mut Vec<StreamItem>,
 ) -> End {
+    let mut parser = FrameParser::new();
     let wait_ms = options.answer_timeout.as_millis();
     let mut response =
         match tokio::time::timeout(options.answer_timeout, client.event_stream_request().send())
@@ -217,7 +216,7 @@ async fn connection(
             }
             Ok(Ok(Some(chunk))) => chunk,
         };
-        decoder.feed(&chunk, &mut |frame| pending.push(frame_item(frame)));
+        decoder.feed(&chunk, &mut |frame| push_frame(pending, &mut parser, frame));
         for item in pending.drain(..) {
             if tx.send(item).await.is_err() {
                 return End::ReceiverGone;
@@ -226,19 +225,23 @@ async fn connection(
     }
 }
 
-/// The item for one decoded frame.
-fn frame_item(frame: SseFrame<'_>) -> StreamItem {
-    match frame {
-        SseFrame::Data(json) => match parse_frame(json) {
-            Ok(envelope) => StreamItem::Event(envelope),
-            Err(e) => StreamItem::Malformed {
-                error: format!("{e} (frame: {})", truncate(json, 200)),
-            },
+/// Adds one decoded frame to the items of this read: an event joins the batch the read is
+/// building, a malformed frame ends it (so the order is kept).
+fn push_frame(pending: &mut Vec<StreamItem>, parser: &mut FrameParser, frame: SseFrame<'_>) {
+    let malformed = match frame {
+        SseFrame::Data(json) => match parser.parse(json) {
+            Ok(envelope) => {
+                match pending.last_mut() {
+                    Some(StreamItem::Events(batch)) => batch.push(envelope),
+                    _ => pending.push(StreamItem::Events(vec![envelope])),
+                }
+                return;
+            }
+            Err(e) => format!("{e} (frame: {})", truncate(json, 200)),
         },
-        SseFrame::Invalid(reason) => StreamItem::Malformed {
-            error: format!("malformed event frame: {reason}"),
-        },
-    }
+        SseFrame::Invalid(reason) => format!("malformed event frame: {reason}"),
+    };
+    pending.push(StreamItem::Malformed { error: malformed });
 }
 
 /// One complete event out of an SSE byte stream.

@@ -3,12 +3,13 @@
 //! Needs the pinned binary from `tests/node_modules` (`make test` installs it first) or `OPENCODE_BIN`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crosscheck_opencode::{
-    Client, CreateSession, Error, Event, ModelRef, PromptRequest, ServerState, SessionPatch,
-    StreamItem, StreamOptions, Supervisor, SupervisorOptions, TextPartInput, ids,
+    Client, CreateSession, Envelope, Error, Event, ModelRef, PromptRequest, ServerState,
+    SessionPatch, StreamItem, StreamOptions, Supervisor, SupervisorOptions, TextPartInput, ids,
     spawn_event_stream,
 };
 use serde_json::json;
@@ -77,19 +78,22 @@ fn options(root: &Path) -> SupervisorOptions {
     }
 }
 
-async fn until<T>(
-    rx: &mut mpsc::Receiver<StreamItem>,
-    what: &str,
-    mut f: impl FnMut(&Event) -> Option<T>,
-) -> T {
+/// The stream's events one at a time: the rest of a batch waits for the next call.
+struct Events {
+    rx: mpsc::Receiver<StreamItem>,
+    queued: VecDeque<Envelope>,
+}
+
+async fn until<T>(events: &mut Events, what: &str, mut f: impl FnMut(&Event) -> Option<T>) -> T {
     let found = tokio::time::timeout(Duration::from_secs(30), async {
         loop {
-            match rx.recv().await {
-                Some(StreamItem::Event(envelope)) => {
-                    if let Some(found) = f(&envelope.event) {
-                        return found;
-                    }
+            while let Some(envelope) = events.queued.pop_front() {
+                if let Some(found) = f(&envelope.event) {
+                    return found;
                 }
+            }
+            match events.rx.recv().await {
+                Some(StreamItem::Events(batch)) => events.queued.extend(batch),
                 Some(StreamItem::Malformed { error }) => {
                     panic!("malformed frame from the real server: {error}")
                 }
@@ -130,6 +134,10 @@ async fn the_real_server_end_to_end() {
     let (tx, mut rx) = mpsc::channel(1024);
     let _stream = spawn_event_stream(client.clone(), tx, StreamOptions::default());
     assert_eq!(rx.recv().await, Some(StreamItem::Connected));
+    let mut rx = Events {
+        rx,
+        queued: VecDeque::new(),
+    };
 
     // Catalogs.
     let catalog = client.providers(Some(&project)).await.expect("providers");

@@ -218,11 +218,15 @@ async fn next(rx: &mut mpsc::Receiver<StreamItem>) -> StreamItem {
         .expect("stream alive")
 }
 
+/// At least `n` events, from as many batches as they came in.
 async fn events(rx: &mut mpsc::Receiver<StreamItem>, n: usize) -> Vec<Envelope> {
     let mut out = Vec::with_capacity(n);
     while out.len() < n {
         match next(rx).await {
-            StreamItem::Event(e) => out.push(e),
+            StreamItem::Events(batch) => {
+                assert!(!batch.is_empty(), "a batch is never empty");
+                out.extend(batch);
+            }
             other => panic!("expected event {} of {n}, got {other:?}", out.len()),
         }
     }
@@ -329,6 +333,36 @@ async fn silence_beyond_the_heartbeat_timeout_reconnects() {
 }
 
 #[tokio::test]
+async fn the_events_of_one_read_arrive_as_one_batch() {
+    let expected = reference();
+    let (client, _) = fake(vec![Conn::ok(vec![
+        Step::Send(SAMPLE.as_bytes().to_vec()),
+        Step::Hang,
+    ])])
+    .await;
+    let (_handle, mut rx) = start(client, options(5_000));
+    assert_eq!(next(&mut rx).await, StreamItem::Connected);
+    let mut got = Vec::new();
+    let mut sends = 0;
+    while got.len() < expected.len() {
+        match next(&mut rx).await {
+            StreamItem::Events(batch) => {
+                sends += 1;
+                got.extend(batch);
+            }
+            other => panic!("expected events, got {other:?}"),
+        }
+    }
+    assert_eq!(got, expected);
+    // One send per read of the connection, not one per event.
+    assert!(
+        sends * 8 <= expected.len(),
+        "{sends} sends for {} events",
+        expected.len()
+    );
+}
+
+#[tokio::test]
 async fn a_malformed_frame_is_reported_and_the_stream_goes_on() {
     let frames = frames();
     let expected = reference();
@@ -391,7 +425,7 @@ async fn refusals_back_off_exponentially_and_reset_after_a_connect() {
         assert!((low..=high).contains(delay), "{delays:?}");
     }
     assert_eq!(next(&mut rx).await, StreamItem::Connected);
-    assert!(matches!(next(&mut rx).await, StreamItem::Event(_)));
+    assert!(matches!(next(&mut rx).await, StreamItem::Events(_)));
     let StreamItem::Disconnected { retry_in_ms, .. } = next(&mut rx).await else {
         panic!("expected Disconnected")
     };
