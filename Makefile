@@ -101,13 +101,15 @@ test-desktop: desktop opencode
 test: lint test-rust test-ui test-e2e test-desktop
 	@echo "All suites passed."
 
-bench: deps opencode
+bench: ui opencode
 	$(CARGO) build --release -p crosscheck-cli --bins --examples
-	$(CARGO) build --release -p crosscheck-core --example stream_bench
+	$(CARGO) build --release -p crosscheck-core --example stream_bench --example older_pages_bench
 	$(CARGO) build --release -p crosscheck-opencode --example parse_bench
 	"$(CARGO_TARGET_DIR)/release/examples/parse_bench"
 	"$(CARGO_TARGET_DIR)/release/examples/gate_overhead" "$(CARGO_TARGET_DIR)/release/crosscheck" 50
+	"$(CARGO_TARGET_DIR)/release/examples/older_pages_bench"
 	cd tests && CROSSCHECK_STREAM_BENCH="$(CARGO_TARGET_DIR)/release/examples/stream_bench" node bench/event-stream.bench.mjs 200000
+	cd tests && node bench/first-frame.bench.mjs 5
 
 deb: ui
 	ui/node_modules/.bin/tauri build --bundles deb

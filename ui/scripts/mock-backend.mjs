@@ -142,6 +142,22 @@ for (let i = 0; i < BIG; i++) {
   push(big.id, i % 2 ? 'assistant' : 'user', [(s, m) => text(s, m, `Message ${i}${long}`)]);
 }
 
+// Two 50-message sessions for the first-frame benchmark: one whose newest 20 replies are 2 kB
+// markdown with code, and one of short plain replies (its baseline).
+function markdownReply(i) {
+  const para = `Reply ${i}: the change keeps the **store** and the *virtual list* in step, see \`applyOlder\` and [the notes](https://example.com/notes).`;
+  const code = Array.from({ length: 14 }, (_, k) => `  const row${k} = offsets[${k}] + heights.get(keys[${k}]) ?? estimate; // line ${k}`).join('\n');
+  return `${para}\n\n- first point about pages\n- second point about **frames**\n- third point with \`code\`\n\n\`\`\`ts\nfunction layout() {\n${code}\n}\n\`\`\`\n\n${para}\n\n> A quoted remark about ${i}.\n\n| a | b |\n|---|---|\n| ${i} | ${i + 1} |`;
+}
+const markdownSession = addSession('Markdown replies (50 messages)', dirB, 90);
+const plainSession = addSession('Plain replies (50 messages)', dirB, 91);
+for (let i = 0; i < 50; i++) {
+  const role = i % 2 ? 'assistant' : 'user';
+  const rich = role === 'assistant' && i >= 10;
+  push(markdownSession.id, role, [(s, m) => text(s, m, rich ? markdownReply(i) : `Message ${i}`)]);
+  push(plainSession.id, role, [(s, m) => text(s, m, `Message ${i}`)]);
+}
+
 // ---- change stream ------------------------------------------------------------------------
 
 /** The `tabs` change the backend pushes after any tab request. */

@@ -106,6 +106,35 @@ export function renderMarkdown(text: string): string {
   return sanitize(html);
 }
 
+/** Rendered markdown by text (a part's revision, or one block of it), least recently used
+ * first, with the code-copy label it was rendered with. */
+const rendered = new Map<string, { html: string; label: string }>();
+let renderedChars = 0;
+/** How much text and html the cache keeps (characters). */
+const RENDERED_MAX_CHARS = 4_000_000;
+
+/** `renderMarkdown`, answered from a cache when this text was rendered before: a row that
+ * scrolls back into view or a transcript opened again costs no parse and no sanitize. */
+export function renderMarkdownCached(text: string): string {
+  const hit = rendered.get(text);
+  if (hit && hit.label === copyLabel) {
+    rendered.delete(text);
+    rendered.set(text, hit);
+    return hit.html;
+  }
+  const html = renderMarkdown(text);
+  if (hit) renderedChars -= text.length + hit.html.length;
+  rendered.delete(text);
+  rendered.set(text, { html, label: copyLabel });
+  renderedChars += text.length + html.length;
+  for (const [key, entry] of rendered) {
+    if (renderedChars <= RENDERED_MAX_CHARS) break;
+    rendered.delete(key);
+    renderedChars -= key.length + entry.html.length;
+  }
+  return html;
+}
+
 /** Sanitizes HTML with the markdown policy. */
 export function sanitize(html: string): string {
   return getPurifier().sanitize(html);

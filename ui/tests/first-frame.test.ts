@@ -1,0 +1,102 @@
+// Opening a long transcript: the first frame builds only the rows on screen (the overscan comes
+// a task later), the list sets its scroll position without reading layout back, and rendered
+// markdown is reused for a text already rendered.
+import { flushSync, mount, unmount } from 'svelte';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { renderMarkdownCached } from '$lib/markdown';
+
+vi.mock('$lib/host', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('$lib/host')>();
+  return { ...actual, invoke: vi.fn(async () => null) };
+});
+
+const { default: MessageList } = await import('$lib/components/MessageList.svelte');
+const { Transcript } = await import('$lib/state/transcript.svelte');
+
+function transcript(n: number) {
+  const t = new Transcript('ses_1');
+  t.applyPage({
+    seq: 1,
+    sessionId: 'ses_1',
+    hasOlder: false,
+    messages: Array.from({ length: n }, (_, i) => {
+      const id = `msg_${String(i).padStart(4, '0')}`;
+      return {
+        info: { id, sessionID: 'ses_1', role: i % 2 ? 'assistant' : 'user', time: { created: 1, completed: 2 } },
+        parts: [{ id: `prt_${id}`, sessionID: 'ses_1', messageID: id, type: 'text', text: `Reply **${i}**`, synthetic: false, ignored: false }],
+      };
+    }),
+  });
+  return t;
+}
+
+let app: ReturnType<typeof mount> | null = null;
+let frames: FrameRequestCallback[] = [];
+
+beforeEach(() => {
+  frames = [];
+  vi.useFakeTimers();
+  vi.stubGlobal('requestAnimationFrame', (cb: FrameRequestCallback) => frames.push(cb));
+  vi.stubGlobal('cancelAnimationFrame', () => undefined);
+  // jsdom has no layout: give the scroller a 400 px viewport.
+  vi.spyOn(HTMLElement.prototype, 'clientHeight', 'get').mockImplementation(function (this: HTMLElement) {
+    return this.classList.contains('scroller') ? 400 : 0;
+  });
+});
+
+afterEach(() => {
+  if (app) unmount(app);
+  app = null;
+  document.body.innerHTML = '';
+  vi.useRealTimers();
+  vi.unstubAllGlobals();
+  vi.restoreAllMocks();
+});
+
+function runFrames() {
+  const now = frames;
+  frames = [];
+  for (const cb of now) cb(0);
+}
+
+describe('first frame of a long transcript', () => {
+  it('builds the rows on screen first and the overscan a task later', () => {
+    const target = document.createElement('div');
+    document.body.appendChild(target);
+    app = mount(MessageList, { target, props: { transcript: transcript(50), transferDirection: null, busy: false } });
+    flushSync();
+    const first = target.querySelectorAll('.row').length;
+    // 400 px at the 96 px estimate: five rows, not the 900 px of overscan on top.
+    expect(first).toBeGreaterThan(0);
+    expect(first).toBeLessThanOrEqual(6);
+    runFrames();
+    vi.runAllTimers();
+    flushSync();
+    expect(target.querySelectorAll('.row').length).toBeGreaterThan(first + 5);
+  });
+
+  it('sets the scroll position without reading layout back', () => {
+    const reads = vi.spyOn(Element.prototype, 'scrollTop', 'get');
+    const target = document.createElement('div');
+    document.body.appendChild(target);
+    app = mount(MessageList, { target, props: { transcript: transcript(50), transferDirection: null, busy: false } });
+    flushSync();
+    runFrames();
+    vi.runAllTimers();
+    flushSync();
+    runFrames();
+    expect(reads).not.toHaveBeenCalled();
+  });
+});
+
+describe('rendered markdown cache', () => {
+  it('renders a text once and answers the same html after', () => {
+    const text = `# Title ${Math.random()}\n\n\`\`\`ts\nconst a = 1;\n\`\`\``;
+    const first = renderMarkdownCached(text);
+    expect(first).toContain('<h1>');
+    const parse = vi.spyOn(DOMParser.prototype, 'parseFromString');
+    const again = renderMarkdownCached(text);
+    expect(again).toBe(first);
+    expect(parse).not.toHaveBeenCalled();
+  });
+});
