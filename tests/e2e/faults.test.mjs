@@ -4,7 +4,7 @@
 // Prints the times it measures.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { launchBrowser } from '../support/browser.mjs';
+import { launchBrowser, screenshot } from '../support/browser.mjs';
 import { startCrosscheck } from '../support/crosscheck.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { startOpencode } from '../support/opencode.mjs';
@@ -95,6 +95,7 @@ test('a prompt with a missing model shows the server\'s words within seconds and
   const toast = await until(async () => (await toasts()).find((t) => t.level === 'error' && t.text.includes(MODEL_NOT_FOUND)), 'the error toast');
   assert.ok(toast.text.includes('Stale model pick'), toast.text);
   assert.equal((await toasts()).filter((t) => t.text.includes('Model not found')).length, 1, 'one toast, not one per repeat');
+  await screenshot(page, 'session-error');
   await until(async () => !(await busy())[session.id], 'OpenCode idle');
   await until(async () => (await page.locator(`${sel.chat(session.id)} [data-testid="chat-status"]`).count()) === 0, 'no busy badge');
   assert.equal(ms.chatRequests().length, 0, 'nothing reached the model');
