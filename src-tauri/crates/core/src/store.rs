@@ -490,15 +490,8 @@ impl Store {
 impl Store {
     /// A session with its review link resolved against the sessions known now.
     pub fn view(&self, session: &Session) -> SessionView {
-        let link = if let Some(original) = metadata::get_original_session_id(session)
-            .filter(|_| metadata::is_review_session(session))
-        {
-            Some((LinkKind::Review, original))
-        } else {
-            metadata::get_review_session_id(session).map(|review| (LinkKind::Original, review))
-        };
         SessionView {
-            link: link.map(|(kind, other)| ReviewLink {
+            link: link_of(session).map(|(kind, other)| ReviewLink {
                 kind,
                 other_session_id: other.to_owned(),
                 other_exists: self.sessions.contains_key(other),
@@ -509,17 +502,34 @@ impl Store {
 
     /// Every session as the UI shows it, newest first.
     pub fn session_views(&self) -> Vec<SessionView> {
-        self.sessions().iter().map(|s| self.view(s)).collect()
+        let mut all: Vec<&Session> = self.sessions.values().collect();
+        all.sort_by(|a, b| {
+            b.time
+                .updated
+                .cmp(&a.time.updated)
+                .then_with(|| a.id.cmp(&b.id))
+        });
+        all.into_iter().map(|s| self.view(s)).collect()
     }
 
     /// The sessions whose review link names `id`: whether their link resolves follows `id`.
+    /// Runs on every session change, so only the sessions that name `id` are copied.
     pub fn linked_to(&self, id: &str) -> Vec<SessionView> {
         self.sessions
             .values()
-            .filter(|s| s.id != id)
+            .filter(|s| s.id != id && link_of(s).is_some_and(|(_, other)| other == id))
             .map(|s| self.view(s))
-            .filter(|v| v.link.as_ref().is_some_and(|l| l.other_session_id == id))
             .collect()
+    }
+}
+
+/// Which side of a review link a session is on, and the other session's id.
+fn link_of(session: &Session) -> Option<(LinkKind, &str)> {
+    match metadata::get_original_session_id(session)
+        .filter(|_| metadata::is_review_session(session))
+    {
+        Some(original) => Some((LinkKind::Review, original)),
+        None => metadata::get_review_session_id(session).map(|review| (LinkKind::Original, review)),
     }
 }
 
@@ -910,7 +920,12 @@ mod tests {
             (r.kind, r.other_session_id.as_str(), r.other_exists),
             (LinkKind::Review, "ses_a", true)
         );
-        // The original is what changes when the review session comes or goes.
+        // The original is what changes when the review session comes or goes; a session linked
+        // elsewhere is not.
+        store.upsert_session(session(
+            "ses_x",
+            Some(serde_json::json!({"reviewSessionID": "ses_other"})),
+        ));
         let partners = store.linked_to("ses_r");
         assert_eq!(partners.len(), 1);
         assert_eq!(partners[0].session.id, "ses_a");
