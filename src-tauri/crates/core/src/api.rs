@@ -12,7 +12,7 @@ use tokio::sync::broadcast;
 use crate::api_types::{ApiError, Stamped};
 use crate::core::Core;
 use crate::error::ErrorCode;
-use crate::requests::{Request, Response, dispatch, transcripts};
+use crate::requests::{Request, Response, dispatch};
 use crate::store::client_follower;
 
 /// The client a request comes from when the transport does not say (tests, older UIs).
@@ -171,17 +171,7 @@ impl Api {
 
     /// Runs one request of `client`: the transcripts it opens are followed for it.
     pub async fn handle_as(&self, client: &str, request: Request) -> Result<Response, ApiError> {
-        let core = &self.core;
-        let result = match request {
-            Request::OpenSession(req) => transcripts::open_for(core, client, req)
-                .await
-                .map(Response::OpenSession),
-            Request::CloseSession(req) => transcripts::close_for(core, client, req)
-                .await
-                .map(Response::CloseSession),
-            request => dispatch(core, request).await,
-        };
-        result.map_err(|e| {
+        dispatch(&self.core, client, request).await.map_err(|e| {
             tracing::debug!("request failed: {e}");
             e.to_api()
         })

@@ -272,15 +272,7 @@ impl Core {
     /// A session from the store, or fetched from the server.
     pub(crate) async fn session(&self, id: &str) -> Result<Session> {
         match self.client()?.get_session(id).await {
-            Ok(s) => {
-                // An update that arrived by event while this was fetched is not undone.
-                let newest = self.with_store(|st| {
-                    let change = st.upsert_fetched_session(s.clone());
-                    let newest = st.session(id).cloned().unwrap_or(s);
-                    (newest, change)
-                });
-                Ok(newest)
-            }
+            Ok(s) => Ok(self.remember_session(s).session),
             Err(crosscheck_opencode::Error::NotFound { .. }) => {
                 Err(Error::SessionNotFound(id.to_owned()))
             }

@@ -39,10 +39,12 @@ pub use transcripts::{CloseSession, LoadOlder, OpenSession};
 pub use turns::{Abort, CommandStarted, ReplyPermission, RunCommand, SendPrompt};
 
 /// Declares the request table. `unit` requests carry no fields; `with` requests carry a struct
-/// of their own. Each row: `Variant [(Fields)] => ResponseType = handler;`.
+/// of their own; `per_client` requests also get the id of the client that sent them (what it
+/// follows is counted for that client). Each row: `Variant [(Fields)] => ResponseType = handler;`.
 macro_rules! requests {
     (
         unit { $( $(#[doc = $udoc:literal])* $unit:ident => $ures:ty = $uhandler:path; )* }
+        per_client { $( $(#[doc = $cdoc:literal])* $cvariant:ident($creq:ty) => $cres:ty = $chandler:path; )* }
         with { $( $(#[doc = $doc:literal])* $variant:ident($req:ty) => $res:ty = $handler:path; )* }
     ) => {
         /// A request from the UI, serialized as `{"cmd": "...", ...fields}`.
@@ -51,6 +53,7 @@ macro_rules! requests {
         #[ts(export)]
         pub enum Request {
             $( $(#[doc = $udoc])* $unit, )*
+            $( $(#[doc = $cdoc])* $cvariant($creq), )*
             $( $(#[doc = $doc])* $variant($req), )*
         }
 
@@ -60,6 +63,7 @@ macro_rules! requests {
         #[serde(untagged)]
         pub enum Response {
             $( #[doc = concat!("The response to `", stringify!($unit), "`.")] $unit($ures), )*
+            $( #[doc = concat!("The response to `", stringify!($cvariant), "`.")] $cvariant($cres), )*
             $( #[doc = concat!("The response to `", stringify!($variant), "`.")] $variant($res), )*
         }
 
@@ -70,13 +74,15 @@ macro_rules! requests {
         #[allow(non_snake_case, dead_code)]
         pub struct Responses {
             $( $unit: $ures, )*
+            $( $cvariant: $cres, )*
             $( $variant: $res, )*
         }
 
-        /// Runs one request through its handler.
-        pub async fn dispatch(core: &Core, request: Request) -> Result<Response> {
+        /// Runs one request of `client` through its handler.
+        pub async fn dispatch(core: &Core, client: &str, request: Request) -> Result<Response> {
             Ok(match request {
                 $( Request::$unit => Response::$unit($uhandler(core).await?), )*
+                $( Request::$cvariant(req) => Response::$cvariant($chandler(core, client, req).await?), )*
                 $( Request::$variant(req) => Response::$variant($handler(core, req).await?), )*
             })
         }
@@ -90,13 +96,15 @@ requests! {
         /// Prompt templates with defaults and overrides.
         Prompts => Vec<PromptTemplate> = prompts::list;
     }
-    with {
-        /// Starts following a session's transcript; answers its newest page.
+    per_client {
+        /// Starts following a session's transcript for the client; answers its newest page.
         OpenSession(OpenSession) => TranscriptPage = transcripts::open;
+        /// Stops following a transcript the client no longer shows.
+        CloseSession(CloseSession) => () = transcripts::close;
+    }
+    with {
         /// Loads the page before the oldest loaded message.
         LoadOlder(LoadOlder) => OlderPage = transcripts::load_older;
-        /// Stops following a transcript the UI no longer shows.
-        CloseSession(CloseSession) => () = transcripts::close;
         /// Creates a session in a directory.
         CreateSession(CreateSession) => SessionView = sessions::create;
         /// Renames a session.

@@ -3,7 +3,6 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::api::LOCAL_CLIENT;
 use crate::api_types::{OlderPage, TranscriptPage};
 use crate::core::Core;
 use crate::error::{Error, Result};
@@ -37,14 +36,9 @@ pub struct CloseSession {
     pub session_id: String,
 }
 
-/// Follows a transcript and answers its loaded window (for a transport that names no client).
-pub async fn open(core: &Core, req: OpenSession) -> Result<TranscriptPage> {
-    open_for(core, LOCAL_CLIENT, req).await
-}
-
 /// Follows a transcript for `client` (once, however often it opens it) and answers its loaded
 /// window.
-pub async fn open_for(core: &Core, client: &str, req: OpenSession) -> Result<TranscriptPage> {
+pub async fn open(core: &Core, client: &str, req: OpenSession) -> Result<TranscriptPage> {
     follow_transcript(core, &req.session_id, &client_follower(client)).await?;
     loaded_page(core, &req.session_id)
 }
@@ -93,13 +87,8 @@ pub async fn load_older(core: &Core, req: LoadOlder) -> Result<OlderPage> {
     })
 }
 
-/// Stops following a transcript (for a transport that names no client).
-pub async fn close(core: &Core, req: CloseSession) -> Result<()> {
-    close_for(core, LOCAL_CLIENT, req).await
-}
-
 /// Stops following a transcript for `client`.
-pub async fn close_for(core: &Core, client: &str, req: CloseSession) -> Result<()> {
+pub async fn close(core: &Core, client: &str, req: CloseSession) -> Result<()> {
     let follower = client_follower(client);
     core.with_store(|s| {
         s.unfollow(&req.session_id, &follower);
