@@ -2,6 +2,8 @@
 // model server + OpenCode with a password, a session with metadata, a prompt with a visible and
 // a synthetic part followed on /global/event, the reply read back, a restart that keeps sessions.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { subscribeEvents } from './events.mjs';
 import { expectedReply, startModelServer, TITLE_REPLY } from './model-server.mjs';
@@ -127,6 +129,39 @@ test('sessions are listed by GET /session, with and without ?directory=', async 
   assert.deepEqual(inDir.map((s) => s.id), [session.id]);
   const elsewhere = await oc.json(`/session?directory=${encodeURIComponent(oc.root)}`);
   assert.ok(!elsewhere.some((s) => s.id === session.id), '?directory= filters by exact directory');
+});
+
+test('a scripted tool call runs the tool in OpenCode, then the next reply ends the turn', async () => {
+  const file = path.join(oc.projectDir, 'tool-call.txt');
+  const s = await oc.json('/session', { method: 'POST', body: { title: 'tools' } });
+  ms.script([
+    { tool: 'write', args: { filePath: file, content: 'written by a scripted tool call\n' } },
+    { text: 'done writing' },
+  ]);
+  const events = await subscribeEvents(oc.url, { headers: oc.authHeaders });
+  try {
+    const res = await oc.fetch(`/session/${s.id}/prompt_async`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ parts: [{ type: 'text', text: 'write a file' }] }),
+    });
+    assert.equal(res.status, 204);
+    await res.text();
+    await events.waitForIdle(s.id, { timeoutMs: 60_000 });
+  } finally {
+    events.close();
+  }
+  assert.equal(fs.readFileSync(file, 'utf8'), 'written by a scripted tool call\n');
+  const messages = await oc.json(`/session/${s.id}/message`);
+  const tools = messages.flatMap((m) => m.parts).filter((p) => p.type === 'tool');
+  assert.equal(tools.length, 1, 'one tool part');
+  assert.equal(tools[0].tool, 'write');
+  assert.equal(tools[0].state.status, 'completed');
+  const text = messages.flatMap((m) => m.parts).filter((p) => p.type === 'text').map((p) => p.text).join('');
+  assert.ok(text.includes('done writing'), 'the reply after the tool result ends the turn');
+  // The second model request carried the tool's result.
+  const second = ms.chatRequests().at(-1);
+  assert.ok(second.messages.some((m) => m.role === 'tool'), 'the tool result went back to the model');
 });
 
 test('restart keeps sessions and the server answers prompts again', async () => {

@@ -11,8 +11,12 @@
 //   POST /__reset              clear recorded requests and the script queue, release hung requests
 //   POST /__script             JSON array of replies appended to the queue
 //
-// A scripted reply: {text?, delayMs?, chunkDelayMs?, status?, hang?}
-//   text          reply text (default: the deterministic reply below)
+// A scripted reply: {text?, tool?, args?, tools?, delayMs?, chunkDelayMs?, status?, hang?}
+//   text          reply text (default: the deterministic reply below; with a tool call: none)
+//   tool, args    answer with one tool call: the tool's name and its arguments object
+//                 (e.g. {tool: 'write', args: {filePath, content}}); OpenCode runs the tool and
+//                 asks again with its result, which takes the next scripted reply
+//   tools         several tool calls in one answer: [{name, args}, ...]
 //   delayMs       wait before answering
 //   chunkDelayMs  wait between streamed chunks (slow streaming)
 //   status        answer with this HTTP status and an OpenAI-style error body (e.g. 500)
@@ -91,6 +95,19 @@ function splitChunks(text, n = 4) {
   const out = [];
   for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
   return out;
+}
+
+/**
+ * The OpenAI `tool_calls` of a scripted reply: `{tool, args}` gives one, `{tools: [{name, args}]}`
+ * several. Ids are unique per request so OpenCode can pair each result with its call.
+ */
+export function toolCalls(reply, seq) {
+  const list = Array.isArray(reply.tools) ? reply.tools : reply.tool ? [{ name: reply.tool, args: reply.args }] : [];
+  return list.map((call, i) => ({
+    id: `call_fake_${seq}_${i}`,
+    type: 'function',
+    function: { name: String(call.name), arguments: JSON.stringify(call.args ?? {}) },
+  }));
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -204,18 +221,24 @@ export async function startModelServer({ port = 0, model = 'fake-model' } = {}) 
         error: { message: reply.text ?? `scripted error ${reply.status}`, type: 'server_error', code: reply.status },
       });
     }
-    const text = reply.text ?? (kind === 'title' ? TITLE_REPLY : defaultReply(body));
+    const calls = toolCalls(reply, seq);
+    const text = reply.text ?? (calls.length ? '' : kind === 'title' ? TITLE_REPLY : defaultReply(body));
+    const finishReason = calls.length ? 'tool_calls' : 'stop';
     const id = `chatcmpl-fake-${seq}`;
     const created = Math.floor(Date.now() / 1000);
     const modelName = body.model || model;
     const promptTokens = Math.max(1, Math.ceil(JSON.stringify(body.messages ?? []).length / 4));
-    const completionTokens = Math.max(1, Math.ceil(text.length / 4));
+    const completionTokens = Math.max(1, Math.ceil((text.length + JSON.stringify(calls).length) / 4));
     const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
 
     if (!body.stream) {
       return sendJson(res, 200, {
         id, object: 'chat.completion', created, model: modelName,
-        choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+        choices: [{
+          index: 0,
+          message: { role: 'assistant', content: text, ...(calls.length ? { tool_calls: calls } : {}) },
+          finish_reason: finishReason,
+        }],
         usage,
       });
     }
@@ -229,12 +252,19 @@ export async function startModelServer({ port = 0, model = 'fake-model' } = {}) 
       `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: modelName,
         choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
     res.write(frame({ role: 'assistant', content: '' }));
-    for (const piece of splitChunks(text, Math.min(4, text.length || 1))) {
+    if (text) {
+      for (const piece of splitChunks(text, Math.min(4, text.length || 1))) {
+        if (reply.chunkDelayMs && !(await wait(reply.chunkDelayMs, res))) { res.destroy(); return; }
+        if (res.destroyed) return;
+        res.write(frame({ content: piece }));
+      }
+    }
+    for (const [index, call] of calls.entries()) {
       if (reply.chunkDelayMs && !(await wait(reply.chunkDelayMs, res))) { res.destroy(); return; }
       if (res.destroyed) return;
-      res.write(frame({ content: piece }));
+      res.write(frame({ tool_calls: [{ index, ...call }] }));
     }
-    res.write(frame({}, 'stop', { usage }));
+    res.write(frame({}, finishReason, { usage }));
     res.write('data: [DONE]\n\n');
     res.end();
   }

@@ -114,3 +114,19 @@ test('sseFrames parses data frames', async () => {
   for await (const f of sseFrames(gen())) out.push(f);
   assert.deepEqual(out, [{ a: 1 }, { b: 2 }]);
 });
+
+test('a scripted tool call streams as tool_calls with finish_reason tool_calls', async () => {
+  ms.script([{ tool: 'write', args: { filePath: 'a.txt', content: 'x' } }, { tools: [{ name: 'bash', args: { command: 'ls' } }, { name: 'read', args: { filePath: 'a.txt' } }] }]);
+  const { chunks, text } = await readStream(await chat({ ...user('q'), stream: true }));
+  assert.equal(text, '', 'no text beside the call');
+  const calls = chunks.flatMap((c) => c.choices[0].delta.tool_calls ?? []);
+  assert.equal(calls.length, 1);
+  assert.equal(calls[0].function.name, 'write');
+  assert.deepEqual(JSON.parse(calls[0].function.arguments), { filePath: 'a.txt', content: 'x' });
+  assert.equal(chunks.at(-1).choices[0].finish_reason, 'tool_calls');
+  const body = await (await chat(user('q'))).json();
+  const both = body.choices[0].message.tool_calls;
+  assert.deepEqual(both.map((c) => c.function.name), ['bash', 'read']);
+  assert.notEqual(both[0].id, both[1].id, 'ids are unique');
+  assert.equal(body.choices[0].finish_reason, 'tool_calls');
+});
