@@ -72,6 +72,8 @@ error_codes! {
     FlowCancelled = 422,
     /// The cold review could not run.
     ReviewFailed = 422,
+    /// The code's fingerprint could not be taken (not a git repository, git failed).
+    FingerprintFailed = 422,
     /// A bug in Crosscheck.
     Internal = 422,
     /// Web mode: the token is missing or wrong.
@@ -140,6 +142,9 @@ pub enum Error {
     /// A cold review could not run (reviewer unreachable, no API key, no ledger).
     #[error("the cold review could not run: {0}")]
     ReviewFailed(String),
+    /// The code's fingerprint could not be taken.
+    #[error("could not fingerprint the code: {0}")]
+    Fingerprint(String),
     /// A bug: something that should not happen.
     #[error("internal error: {0}")]
     Internal(String),
@@ -163,6 +168,7 @@ impl Error {
             Error::HandoffAborted => ErrorCode::HandoffAborted,
             Error::Cancelled => ErrorCode::FlowCancelled,
             Error::Review(_) | Error::ReviewFailed(_) => ErrorCode::ReviewFailed,
+            Error::Fingerprint(_) => ErrorCode::FingerprintFailed,
             Error::Internal(_) => ErrorCode::Internal,
         }
     }

@@ -290,6 +290,7 @@ export const de: Record<MessageKey, string> = {
   'error.handoff_aborted': 'Die Antwort mit der Übergabe wurde gestoppt.',
   'error.flow_cancelled': 'Abgebrochen.',
   'error.storage': 'Lokale Daten konnten nicht gelesen oder gespeichert werden.',
+  'error.fingerprint_failed': 'Der Stand des Codes ließ sich nicht bestimmen: Der Ordner ist kein Git-Repository, oder Git ist fehlgeschlagen.',
   'error.internal': 'In Crosscheck ist etwas schiefgegangen.',
   'error.unauthorized': 'Nicht berechtigt. Öffne den Link, den `crosscheck serve` ausgegeben hat.',
   'error.unknown': 'Etwas ist schiefgegangen.',

@@ -289,6 +289,7 @@ export const en = {
   'error.handoff_aborted': 'The handoff turn was stopped.',
   'error.flow_cancelled': 'Cancelled.',
   'error.storage': 'Could not read or write local data.',
+  'error.fingerprint_failed': 'Could not tell which code this is: the folder is not a git repository, or git failed.',
   'error.internal': 'Something went wrong inside Crosscheck.',
   'error.unauthorized': 'Not authorized. Open the link that `crosscheck serve` printed.',
   'error.unknown': 'Something went wrong.',

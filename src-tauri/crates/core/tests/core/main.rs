@@ -6,6 +6,7 @@
 mod support;
 
 mod cold_review;
+mod fingerprint;
 mod flow_faults;
 mod followers;
 mod handoff_flows;
