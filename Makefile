@@ -110,6 +110,7 @@ bench: ui opencode
 	"$(CARGO_TARGET_DIR)/release/examples/older_pages_bench"
 	cd tests && CROSSCHECK_STREAM_BENCH="$(CARGO_TARGET_DIR)/release/examples/stream_bench" node bench/event-stream.bench.mjs 200000
 	cd tests && node bench/first-frame.bench.mjs 5
+	cd tests && CROSSCHECK_BIN="$(CARGO_TARGET_DIR)/release/crosscheck" node bench/handoff.bench.mjs 20
 
 deb: ui
 	ui/node_modules/.bin/tauri build --bundles deb

@@ -55,6 +55,7 @@ pub fn start(
         core: core.clone(),
         state: state.clone(),
         cancel,
+        created_review: None,
     };
     core.push_task(tokio::spawn(async move {
         let outcome = supervised(flow.run(choice, reviewer)).await;
@@ -86,6 +87,9 @@ struct Flow {
     core: Core,
     state: FlowState,
     cancel: watch::Receiver<bool>,
+    /// A review session this flow created and has not sent the review yet: removed (and
+    /// unlinked) again when the handoff fails.
+    created_review: Option<String>,
 }
 
 impl Flow {
@@ -189,22 +193,75 @@ impl Flow {
         let timeout_ms = core.settings().handoff_timeout();
         self.state.deadline = Some(now_ms() + timeout_ms as i64);
         self.step(FlowStep::WaitingForHandoff);
-        let handoff = self
-            .wait_for_reply(&mut changes, &handoff_id, errors_before, timeout_ms)
-            .await?;
 
-        self.check_cancel()?;
-        self.step(FlowStep::PreparingReviewSession);
-        let (review, reused) = create_or_reuse_review_session(&core, &original.id).await?;
+        // The review session is found or created and linked while the handoff turn runs, so
+        // that once the reply completes only the review prompt is left to send. It starts at
+        // the turn's first sign of life (its assistant message), so a turn the server refuses
+        // up front creates nothing; once started, it always runs to its end (never dropped
+        // half-way), and a handoff that fails afterwards removes what it created.
+        let (ended_tx, ended_rx) = watch::channel(false);
+        let life = core.subscribe();
+        let prepare = prepare_when_alive(&core, &original.id, &handoff_id, life, ended_rx);
+        let wait = async {
+            let outcome = self
+                .wait_for_reply(&mut changes, &handoff_id, errors_before, timeout_ms)
+                .await;
+            let _ = ended_tx.send(true);
+            if outcome.is_ok() {
+                // Shown while the preparation, when it is slower than the turn, finishes.
+                self.step(FlowStep::PreparingReviewSession);
+            }
+            outcome
+        };
+        let (handoff, prepared) = tokio::join!(wait, prepare);
+        if let Some(Ok((review, false))) = &prepared {
+            self.created_review = Some(review.id.clone());
+        }
+        let outcome = match handoff {
+            Ok(handoff) => {
+                self.send_review(&registry, &original, prepared, handoff, choice, reviewer)
+                    .await
+            }
+            Err(e) => Err(e),
+        };
+        if let Err(e) = &outcome
+            && let Some(created) = self.created_review.take()
+        {
+            undo_review_session(&core, &original.id, &created, e).await;
+        }
+        outcome
+    }
+
+    /// Sends the review prompt to the prepared review session (preparing it now when the turn
+    /// ended before it could be), then opens its tab.
+    async fn send_review(
+        &mut self,
+        registry: &prompts::Registry,
+        original: &Session,
+        prepared: Option<Result<(Session, bool)>>,
+        handoff: String,
+        choice: ModelChoice,
+        reviewer: Option<ModelChoice>,
+    ) -> Result<()> {
+        let core = self.core.clone();
+        let (review, reused) = match prepared {
+            Some(prepared) => prepared?,
+            None => {
+                self.check_cancel()?;
+                self.step(FlowStep::PreparingReviewSession);
+                create_or_reuse_review_session(&core, &original.id).await?
+            }
+        };
+        if !reused {
+            self.created_review = Some(review.id.clone());
+        }
         self.state.review_session_id = Some(review.id.clone());
         self.state.reused = reused;
         self.check_cancel()?;
-        self.step(FlowStep::SendingReview);
-
         let prompt = registry.render(prompts::REVIEW_SESSION_VISIBLE, &[("handoff", &handoff)])?;
         let reviewer = reviewer.unwrap_or(choice);
-        self.check_cancel()?;
-        client
+        self.step(FlowStep::SendingReview);
+        core.client()?
             .prompt_async(
                 &review.id,
                 &PromptRequest {
@@ -216,6 +273,8 @@ impl Flow {
                 },
             )
             .await?;
+        // Sent: from here on the review session is the handoff's result, kept whatever happens.
+        self.created_review = None;
         crate::requests::settings::show_tab(
             &core,
             Tab::session(&review.id, &review.directory, &review.title),
@@ -300,6 +359,89 @@ impl Flow {
                 }
             }
         }
+    }
+}
+
+/// Finds or creates and links the review session once the handoff turn shows its first sign of
+/// life (its assistant message). `None` when the turn ended first: nothing was started.
+async fn prepare_when_alive(
+    core: &Core,
+    original_id: &str,
+    handoff_id: &str,
+    mut changes: broadcast::Receiver<crate::api_types::Stamped>,
+    mut ended: watch::Receiver<bool>,
+) -> Option<Result<(Session, bool)>> {
+    let alive = core.read_store(|s, _| answer_started(s, original_id, handoff_id));
+    if !alive {
+        loop {
+            tokio::select! {
+                received = changes.recv() => match received {
+                    Ok(stamped) => {
+                        if let Change::MessageUpserted { info } = &stamped.change
+                            && info.session_id == original_id
+                            && info.role == "assistant"
+                            && info.parent_id.as_deref() == Some(handoff_id)
+                        {
+                            break;
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        if core.read_store(|s, _| answer_started(s, original_id, handoff_id)) {
+                            break;
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                },
+                _ = ended.changed() => return None,
+            }
+        }
+    }
+    drop(changes);
+    Some(create_or_reuse_review_session(core, original_id).await)
+}
+
+/// Whether the store holds an assistant message answering `handoff_id`.
+fn answer_started(store: &crate::store::Store, session_id: &str, handoff_id: &str) -> bool {
+    store.transcript(session_id).is_some_and(|t| {
+        t.messages()
+            .iter()
+            .any(|m| m.info.role == "assistant" && m.info.parent_id.as_deref() == Some(handoff_id))
+    })
+}
+
+/// Removes a review session a failed handoff created: unlinks it from the original first (only
+/// while the link still names it), then deletes it. Failures are logged: the handoff's own
+/// error is what the user sees.
+async fn undo_review_session(core: &Core, original_id: &str, review_id: &str, why: &Error) {
+    tracing::info!(
+        original = original_id,
+        review = review_id,
+        "handoff failed ({why}); removing the review session it prepared"
+    );
+    if let Err(e) = super::patch::patch_session_metadata(core, original_id, |m| {
+        crate::metadata::without_review_session_link(m, review_id)
+    })
+    .await
+    {
+        tracing::warn!(
+            original = original_id,
+            "could not unlink the prepared review session: {e}"
+        );
+    }
+    match core.client() {
+        Ok(client) => match client.delete_session(review_id).await {
+            Ok(()) | Err(crosscheck_opencode::Error::NotFound { .. }) => {
+                core.with_store(|s| ((), Some(s.remove_session(review_id))));
+            }
+            Err(e) => tracing::warn!(
+                review = review_id,
+                "could not delete the prepared review session: {e}"
+            ),
+        },
+        Err(e) => tracing::warn!(
+            review = review_id,
+            "could not delete the prepared review session: {e}"
+        ),
     }
 }
 

@@ -433,7 +433,11 @@ async fn deleting_the_original_through_crosscheck_ends_the_handoff() {
     assert_eq!(end.step, FlowStep::Failed);
     let error = end.error.expect("error");
     assert!(error.message.contains("deleted"), "{error:?}");
-    assert_eq!(h.fake.count("POST /session"), 0);
+    let left = h.fake.with_state(|s| s.sessions.len());
+    assert_eq!(
+        left, 0,
+        "the review session prepared meanwhile is deleted too"
+    );
     h.stop().await;
 }
 
@@ -583,6 +587,11 @@ async fn a_late_cancel_is_honoured_and_cancel_flow_says_so() {
         .map(|r| h.fake.prompts_to(r).len())
         .sum();
     assert_eq!(prompts, 0, "no review is sent after a Cancel");
+    let left = h.fake.with_state(|s| s.sessions.len());
+    assert_eq!(
+        left, 1,
+        "the review session prepared for it is deleted again"
+    );
     let again = h
         .request(Request::CancelFlow(crosscheck_core::requests::CancelFlow {
             flow_id: started.id,

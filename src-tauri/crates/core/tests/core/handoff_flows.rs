@@ -753,8 +753,12 @@ async fn handoff_completion_to_review_prompt_latency() {
     let mut samples = Vec::new();
     let mut review = String::new();
     for i in 0..6 {
-        h.fake
-            .script(&o, Reply::text(format!("Handoff number {i}.")));
+        // A turn that takes a while, as a real one does: the review session is prepared
+        // meanwhile, so its completion leaves only the review prompt to send.
+        h.fake.script(
+            &o,
+            Reply::text(format!("Handoff number {i}.")).delayed(Duration::from_millis(400)),
+        );
         review = assert_done(&h.handoff(&o, SHORT).await);
         h.fake.wait_turns(&review, i + 1, SHORT).await;
         samples.push(completion_to_review_prompt_ms(&h, &o, &review, i));
@@ -777,6 +781,11 @@ async fn handoff_completion_to_review_prompt_latency() {
             "LATENCY handoff {i}: {:.3} ms via [{}]",
             samples[i],
             steps.join(", ")
+        );
+        assert_eq!(
+            steps.len(),
+            1,
+            "after the reply completed, only the review prompt is sent: {steps:?}"
         );
     }
     let mut reuse = samples[1..].to_vec();
@@ -838,11 +847,33 @@ async fn cancelling_a_running_handoff_aborts_the_turn() {
         1,
         "the turn is aborted"
     );
-    assert_eq!(h.fake.count("POST /session"), 0);
+    assert_nothing_left(&h, &o, None);
     h.stop().await;
 }
 
-/// An assistant error in the handoff turn fails the flow clearly and creates no review session.
+/// The seed's rule for a failed handoff: nothing is left linked. The review session prepared
+/// while the turn ran (if the turn got that far) is deleted again, the original keeps exactly
+/// `metadata`, and no review prompt went anywhere.
+fn assert_nothing_left(h: &Harness, original: &str, metadata: Option<Value>) {
+    let others: Vec<String> = h.fake.with_state(|s| {
+        s.sessions
+            .keys()
+            .filter(|id| id.as_str() != original)
+            .cloned()
+            .collect()
+    });
+    assert!(others.is_empty(), "no review session is left: {others:?}");
+    let left = h.fake.metadata(original).filter(|m| m != &json!({}));
+    assert_eq!(left, metadata, "the original is unlinked");
+    let prompts = h.fake.requests_to(PROMPT_ASYNC, original).len();
+    assert_eq!(
+        h.fake.count("POST /session/:id/prompt_async"),
+        prompts,
+        "no prompt went to another session"
+    );
+}
+
+/// An assistant error in the handoff turn fails the flow clearly and leaves no review session.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn handoff_turn_error_fails_clearly_without_a_review_session() {
     let h = Harness::start().await;
@@ -863,13 +894,11 @@ async fn handoff_turn_error_fails_clearly_without_a_review_session() {
         "{:?}",
         run.flow.error
     );
-    assert_eq!(h.fake.count("POST /session"), 0, "no review session");
-    assert_eq!(h.fake.count(PATCH), 0);
-    assert_eq!(h.fake.metadata(&o), Some(json!({"ticket": 42})));
+    assert_nothing_left(&h, &o, Some(json!({"ticket": 42})));
     h.stop().await;
 }
 
-/// An aborted handoff turn fails the flow as aborted and creates no review session.
+/// An aborted handoff turn fails the flow as aborted and leaves no review session.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn handoff_turn_aborted_fails_clearly_without_a_review_session() {
     let h = Harness::start().await;
@@ -877,8 +906,7 @@ async fn handoff_turn_aborted_fails_clearly_without_a_review_session() {
     h.fake.script(&o, Reply::aborted());
     let run = h.handoff(&o, SHORT).await;
     assert_failed(&run, crosscheck_core::ErrorCode::HandoffAborted);
-    assert_eq!(h.fake.count("POST /session"), 0, "no review session");
-    assert_eq!(h.fake.count(PATCH), 0);
+    assert_nothing_left(&h, &o, None);
     h.stop().await;
 }
 
@@ -952,7 +980,7 @@ async fn handoff_over_the_configured_limit_times_out() {
         elapsed >= Duration::from_secs(10) && elapsed < Duration::from_secs(60),
         "gave up after {elapsed:?}"
     );
-    assert_eq!(h.fake.count("POST /session"), 0);
+    assert_nothing_left(&h, &o, None);
     h.stop().await;
 }
 

@@ -1,0 +1,173 @@
+// Benchmark: the handoff's and a transfer's hot path against the real `opencode serve` with the
+// scripted model, through `crosscheck serve`'s HTTP Api. Figures only; nothing is asserted.
+//
+// - handoff: the implementer's turn goes idle (as this bench's own event stream sees it) -> the
+//   review prompt's user message appears in the review session. Baseline, in the same run: this
+//   bench itself sending a prompt the moment it sees a turn go idle (the floor: event delivery
+//   plus one `prompt_async`).
+// - transfer: the Transfer call leaves this bench -> the transferred text's user message appears
+//   in the linked session. Baseline: this bench calling `prompt_async` on OpenCode directly.
+//
+//   node bench/handoff.bench.mjs [rounds]   (CROSSCHECK_BIN = the crosscheck binary)
+import { startModelServer } from '../support/model-server.mjs';
+import { startOpencode } from '../support/opencode.mjs';
+import { startCrosscheck } from '../support/crosscheck.mjs';
+import { subscribeEvents } from '../support/events.mjs';
+
+const ROUNDS = Number(process.argv[2] ?? 12);
+const PASSWORD = 'bench-secret';
+/** A handoff turn that streams for ~0.8 s, as a short real one would. */
+const SLOW_TURN = { text: 'The handoff: changed the parser, added tests, nothing else.', chunkDelayMs: 200 };
+
+const ms = await startModelServer();
+const oc = await startOpencode({ modelUrl: ms.url, password: PASSWORD });
+const cc = await startCrosscheck({ opencodeUrl: oc.url, password: PASSWORD });
+const events = await subscribeEvents(oc.url, { headers: oc.authHeaders });
+
+async function api(request) {
+  const res = await fetch(`${cc.base}/api`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${cc.token}` },
+    body: JSON.stringify(request),
+  });
+  const body = await res.json();
+  if (!res.ok) throw new Error(`${request.cmd} -> ${res.status}: ${JSON.stringify(body)}`);
+  return body;
+}
+
+/** Resolves with performance.now() when an event after index `from` matches. */
+function stampWhen(pred, what, from = events.events.length) {
+  return events.waitFor(pred, { from, what, timeoutMs: 60_000 }).then((ev) => ({ at: performance.now(), ev }));
+}
+const idleOf = (sid) => (e) => e.type === 'session.status' && e.properties.sessionID === sid && e.properties.status?.type === 'idle';
+const userMessageIn = (sid, notIds) => (e) => e.type === 'message.updated' && e.properties.info?.sessionID === sid
+  && e.properties.info.role === 'user' && !notIds.has(e.properties.info.id);
+const sessionIdle = (sid) => (e) => e.type === 'session.idle' && e.properties.sessionID === sid;
+
+function stats(samples) {
+  const s = [...samples].sort((a, b) => a - b);
+  const at = (q) => s[Math.min(s.length - 1, Math.floor(q * s.length))];
+  return { p50: at(0.5), p95: at(0.95), min: s[0], max: s.at(-1), n: s.length };
+}
+const fmt = ({ p50, p95, min, max, n }) => `p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms (min ${min.toFixed(1)}, max ${max.toFixed(1)}, n=${n})`;
+
+/**
+ * On the server's own clock: the newest assistant message of `from` completed -> the user
+ * message `messageId` in `to` was created. No event delivery to this bench in it.
+ */
+async function serverGap(from, to, messageId) {
+  const done = (await oc.json(`/session/${from}/message`)).filter((m) => m.info.role === 'assistant').at(-1);
+  const sent = (await oc.json(`/session/${to}/message`)).find((m) => m.info.id === messageId);
+  return sent.info.time.created - done.info.time.completed;
+}
+
+async function userIds(sid) {
+  const msgs = await oc.json(`/session/${sid}/message`);
+  return new Set(msgs.filter((m) => m.info.role === 'user').map((m) => m.info.id));
+}
+
+// --- handoff ---------------------------------------------------------------------------------
+const original = await oc.json('/session', { method: 'POST', body: { title: 'Bench original' } });
+const handoffSamples = [];
+const handoffServer = [];
+let review = null;
+for (let i = 0; i < ROUNDS; i++) {
+  ms.script([{ ...SLOW_TURN }, {}]);
+  const from = events.events.length;
+  const seen = review ? await userIds(review) : new Set();
+  const flow = await api({ cmd: 'startHandoffReview', sessionId: original.id });
+  // The review session exists once the flow prepared it (the first round creates it).
+  const idle = stampWhen(idleOf(original.id), 'the handoff turn idle', from);
+  const idleAt = await idle;
+  if (!review) {
+    const deadline = Date.now() + 30_000;
+    while (!review && Date.now() < deadline) {
+      const s = await oc.json(`/session/${original.id}`);
+      review = s.metadata?.openchamber?.reviewSessionID ?? null;
+      if (!review) await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+  const prompt = await stampWhen(userMessageIn(review, seen), 'the review prompt', from);
+  handoffSamples.push(prompt.at - idleAt.at);
+  handoffServer.push(await serverGap(original.id, review, prompt.ev.properties.info.id));
+  await events.waitFor(sessionIdle(review), { from, what: 'the review turn', timeoutMs: 60_000 });
+  void flow;
+}
+
+// Baseline: this bench reacting to an idle by sending a prompt itself.
+const a = await oc.json('/session', { method: 'POST', body: { title: 'Bench baseline A' } });
+const b = await oc.json('/session', { method: 'POST', body: { title: 'Bench baseline B' } });
+const baselineSamples = [];
+const baselineServer = [];
+for (let i = 0; i < ROUNDS; i++) {
+  ms.script([{ ...SLOW_TURN }, {}]);
+  const from = events.events.length;
+  const seen = await userIds(b.id);
+  await oc.fetch(`/session/${a.id}/prompt_async`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ parts: [{ type: 'text', text: `turn ${i}` }] }),
+  }).then((r) => r.text());
+  const idleAt = await stampWhen(idleOf(a.id), 'baseline idle', from);
+  const sent = oc.fetch(`/session/${b.id}/prompt_async`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ parts: [{ type: 'text', text: `reaction ${i}` }] }),
+  }).then((r) => r.text());
+  const prompt = await stampWhen(userMessageIn(b.id, seen), 'baseline prompt', from);
+  await sent;
+  baselineSamples.push(prompt.at - idleAt.at);
+  baselineServer.push(await serverGap(a.id, b.id, prompt.ev.properties.info.id));
+  await events.waitFor(sessionIdle(b.id), { from, what: 'baseline reaction turn', timeoutMs: 60_000 });
+}
+
+// --- transfer --------------------------------------------------------------------------------
+// The review session answered every round; transfer its newest reply back to the original.
+await api({ cmd: 'openSession', sessionId: review });
+const transferSamples = [];
+const directSamples = [];
+for (let i = 0; i < ROUNDS; i++) {
+  const msgs = await oc.json(`/session/${review}/message`);
+  const reply = msgs.filter((m) => m.info.role === 'assistant').at(-1);
+  ms.script([{}]);
+  let from = events.events.length;
+  let seen = await userIds(original.id);
+  let t0 = performance.now();
+  const call = api({ cmd: 'transfer', sessionId: review, messageId: reply.info.id });
+  let prompt = await stampWhen(userMessageIn(original.id, seen), 'the transferred prompt', from);
+  await call;
+  transferSamples.push(prompt.at - t0);
+  await events.waitFor(sessionIdle(original.id), { from, what: 'the transferred turn', timeoutMs: 60_000 });
+
+  ms.script([{}]);
+  from = events.events.length;
+  seen = await userIds(original.id);
+  t0 = performance.now();
+  const direct = oc.fetch(`/session/${original.id}/prompt_async`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ parts: [{ type: 'text', text: `direct ${i}` }] }),
+  }).then((r) => r.text());
+  prompt = await stampWhen(userMessageIn(original.id, seen), 'the direct prompt', from);
+  await direct;
+  directSamples.push(prompt.at - t0);
+  await events.waitFor(sessionIdle(original.id), { from, what: 'the direct turn', timeoutMs: 60_000 });
+}
+
+const h = stats(handoffSamples.slice(1));
+const first = handoffSamples[0];
+const base = stats(baselineSamples);
+const t = stats(transferSamples);
+const d = stats(directSamples);
+console.log(`handoff: reply completed -> review prompt accepted (real opencode serve, ${ROUNDS} rounds)`);
+console.log(`  first round (creates and links the review session): ${first.toFixed(1)} ms`);
+console.log(`  crosscheck, reuse rounds: ${fmt(h)}`);
+console.log(`  baseline (a client prompting the moment it sees idle): ${fmt(base)}`);
+console.log(`  ratio p50: ${(h.p50 / base.p50).toFixed(2)}x the baseline`);
+console.log(`  on the server's clock (reply time.completed -> prompt time.created): crosscheck ${fmt(stats(handoffServer.slice(1)))}; baseline ${fmt(stats(baselineServer))}`);
+console.log(`transfer: click -> prompt accepted (real opencode serve, ${ROUNDS} rounds)`);
+console.log(`  crosscheck Transfer through its Api: ${fmt(t)}`);
+console.log(`  baseline (prompt_async straight to OpenCode): ${fmt(d)}`);
+console.log(`  ratio p50: ${(t.p50 / d.p50).toFixed(2)}x the baseline`);
+
+events.close();
+await cc.stop();
+await oc.dispose();
+await ms.close();
