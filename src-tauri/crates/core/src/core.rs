@@ -269,7 +269,17 @@ impl Core {
         });
     }
 
-    /// A session from the store, or fetched from the server.
+    /// The store's copy of a session (kept current by the event stream), or fetched from the
+    /// server when the store does not have it. For hot paths whose next request fails clearly
+    /// when the copy is out of date.
+    pub(crate) async fn known_session(&self, id: &str) -> Result<Session> {
+        if let Some(session) = self.read_store(|s, _| s.session(id).cloned()) {
+            return Ok(session);
+        }
+        self.session(id).await
+    }
+
+    /// A session fetched from the server (and remembered in the store).
     pub(crate) async fn session(&self, id: &str) -> Result<Session> {
         match self.client()?.get_session(id).await {
             Ok(s) => Ok(self.remember_session(s).session),

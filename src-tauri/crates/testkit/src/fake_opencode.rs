@@ -416,6 +416,14 @@ impl FakeOpencode {
         self.shared.bump();
     }
 
+    /// Removes a session without emitting anything, as if its `session.deleted` was lost.
+    pub fn remove_session_silently(&self, id: &str) {
+        let mut st = self.shared.lock();
+        st.sessions.remove(id);
+        st.messages.remove(id);
+        st.statuses.remove(id);
+    }
+
     /// Replaces a session's metadata directly (another client writing), emitting `session.updated`.
     pub fn set_metadata(&self, id: &str, metadata: Value) {
         let mut st = self.shared.lock();

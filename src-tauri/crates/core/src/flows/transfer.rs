@@ -13,8 +13,12 @@ use crate::settings::Tab;
 use crate::store::assistant_text;
 
 /// Sends the text of assistant message `message_id` of `session_id` to the linked session.
+///
+/// The hot path is one request: both sessions and the message come from the store (kept
+/// current by the event stream) when it has them, and a target deleted meanwhile is told by
+/// the prompt's own "not found".
 pub async fn transfer(core: &Core, session_id: &str, message_id: &str) -> Result<TransferResult> {
-    let source = core.session(session_id).await?;
+    let source = core.known_session(session_id).await?;
     let (target_id, direction, template, placeholder) = if is_review_session(&source) {
         let target = get_original_session_id(&source).ok_or(Error::NoLinkedSession)?;
         (
@@ -43,8 +47,7 @@ pub async fn transfer(core: &Core, session_id: &str, message_id: &str) -> Result
     if text.is_empty() {
         return Err(Error::NoAssistantText);
     }
-    // Read the target now: its own current directory and model, never a cached copy.
-    let target = match core.session(&target_id).await {
+    let target = match core.known_session(&target_id).await {
         Ok(t) => t,
         Err(Error::SessionNotFound(_)) => return Err(Error::NoLinkedSession),
         Err(e) => return Err(e),
@@ -58,7 +61,8 @@ pub async fn transfer(core: &Core, session_id: &str, message_id: &str) -> Result
     let body = registry.render(template, &[(placeholder, &text)])?;
     let choice = current_choice(core, &target);
     let sent_id = ids::message_id();
-    core.client()?
+    let sent = core
+        .client()?
         .prompt_async(
             &target.id,
             &PromptRequest {
@@ -69,7 +73,15 @@ pub async fn transfer(core: &Core, session_id: &str, message_id: &str) -> Result
                 variant: choice.variant,
             },
         )
-        .await?;
+        .await;
+    match sent {
+        Ok(()) => {}
+        Err(crosscheck_opencode::Error::NotFound { .. }) => {
+            core.with_store(|s| ((), Some(s.remove_session(&target.id))));
+            return Err(Error::NoLinkedSession);
+        }
+        Err(e) => return Err(e.into()),
+    }
     if direction == TransferDirection::ToReviewer {
         crate::requests::settings::show_tab(
             core,

@@ -565,6 +565,65 @@ async fn seed_09_review_feedback_transfer_is_the_agreed_text_only() {
     h.stop().await;
 }
 
+/// A transfer's hot path is one request: both sessions and the message come from the store,
+/// so the click is followed by `prompt_async` alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transfer_is_one_request_to_the_server() {
+    let h = Harness::start().await;
+    let (o, review, review_prompt) = linked_pair(&h, "Added a login form.", "Looks fine.").await;
+    let message = reply_to(&h, &review, &review_prompt);
+    // The user looks at the review session (its transfer button is on screen).
+    h.request(Request::OpenSession(
+        crosscheck_core::requests::OpenSession {
+            session_id: review.clone(),
+        },
+    ))
+    .await
+    .expect("open");
+    let before = h.fake.requests().len();
+    h.request(Request::Transfer(crosscheck_core::requests::Transfer {
+        session_id: review.clone(),
+        message_id: message,
+    }))
+    .await
+    .expect("transfer to the implementer");
+    let routes: Vec<String> = h.fake.requests()[before..]
+        .iter()
+        .map(|r| r.route.clone())
+        .collect();
+    assert_eq!(routes, vec![PROMPT_ASYNC.to_string()], "{routes:?}");
+    assert_eq!(
+        h.fake.prompts_to(&o).len(),
+        2,
+        "handoff request and the transfer"
+    );
+    h.stop().await;
+}
+
+/// A target deleted while its `session.deleted` event was lost: the transfer says there is no
+/// linked session (from the prompt's "not found"), and the store forgets it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transfer_to_a_silently_deleted_session_says_it_is_gone() {
+    let h = Harness::start().await;
+    let (o, review, review_prompt) = linked_pair(&h, "Added a login form.", "Looks fine.").await;
+    let message = reply_to(&h, &review, &review_prompt);
+    h.fake.remove_session_silently(&o);
+    let err = h
+        .request(Request::Transfer(crosscheck_core::requests::Transfer {
+            session_id: review.clone(),
+            message_id: message,
+        }))
+        .await
+        .expect_err("the original is gone");
+    assert_eq!(err.code, crosscheck_core::ErrorCode::NoLinkedSession);
+    let snapshot = h.snapshot().await;
+    assert!(
+        snapshot.sessions.iter().all(|s| s.session.id != o),
+        "forgotten"
+    );
+    h.stop().await;
+}
+
 /// (10) The implementer's answer reaches the reviewer in the agreed words, with nothing internal,
 /// and the review session's tab opens.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
