@@ -462,6 +462,16 @@ pub enum Change {
         /// The error.
         error: SessionFailure,
     },
+    /// A review link's findings changed (a reviewer reply or an implementer answer recorded).
+    Findings {
+        /// Everything tracked for the link now.
+        findings: crate::findings::FindingsView,
+    },
+    /// A review loop moved on (a turn started or ended, or it stopped).
+    Loop {
+        /// Its state.
+        state: crate::flows::review_loop::LoopState,
+    },
     /// A notice for the user (background failures, successes of background work).
     Notice {
         /// The notice.

@@ -144,6 +144,8 @@ impl Core {
         };
         let task = tokio::spawn(crate::sync::run(core.clone(), options.target));
         lock(&core.inner.tasks).push(task);
+        let recorder = tokio::spawn(crate::flows::review_loop::recorder::run(core.clone()));
+        lock(&core.inner.tasks).push(recorder);
         if core.inner.review.is_ok()
             && let Some(watch) = crate::ledger_watch::spawn(core.clone(), options.database.clone())
         {

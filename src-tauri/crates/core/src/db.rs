@@ -38,12 +38,15 @@ impl Db {
             "CREATE TABLE IF NOT EXISTS app_kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
              CREATE TABLE IF NOT EXISTS app_prompt_overrides (name TEXT PRIMARY KEY, template TEXT NOT NULL, updated_at INTEGER NOT NULL);",
         )?;
+        crate::findings::create_tables(&conn)?;
+        crate::flows::review_loop::record::create_table(&conn)?;
         Ok(Self {
             conn: Mutex::new(conn),
         })
     }
 
-    fn with<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    /// Runs `f` on the connection (held for the call).
+    pub(crate) fn with<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
         let conn = self
             .conn
             .lock()

@@ -24,6 +24,7 @@
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod findings;
 pub mod ledger;
 pub mod log;
 pub mod paths;

@@ -42,7 +42,8 @@ pub enum ParsedReply {
     },
 }
 
-fn strip_decoration(line: &str) -> String {
+/// A line without markdown emphasis and code marks (`*`, `_`, `` ` ``), trimmed.
+pub(crate) fn strip_decoration(line: &str) -> String {
     line.chars()
         .filter(|c| !matches!(c, '*' | '_' | '`'))
         .collect::<String>()
@@ -50,7 +51,8 @@ fn strip_decoration(line: &str) -> String {
         .to_owned()
 }
 
-fn parse_verdict(line: &str) -> Option<Verdict> {
+/// The verdict a line states (`VERDICT: CLEAN`, `VERDICT: FLAGS (n)`, any case and decoration).
+pub(crate) fn parse_verdict(line: &str) -> Option<Verdict> {
     let line = strip_decoration(line);
     let line = line.trim_start_matches(['#', '>', '-', ' ']).trim();
     let rest = line

@@ -2,8 +2,10 @@
 import type { AgentInfo } from "./AgentInfo";
 import type { CommandEntry } from "./CommandEntry";
 import type { CommandStarted } from "./CommandStarted";
+import type { FindingsView } from "./FindingsView";
 import type { FlowState } from "./FlowState";
 import type { LedgerEntry } from "./LedgerEntry";
+import type { LoopState } from "./LoopState";
 import type { OlderPage } from "./OlderPage";
 import type { PromptTemplate } from "./PromptTemplate";
 import type { ProviderCatalog } from "./ProviderCatalog";
@@ -20,4 +22,4 @@ import type { TransferResult } from "./TransferResult";
  * The response type of each request by its `cmd`: exported to TypeScript only, where
  * `invoke(request)` looks its result type up here.
  */
-export type Responses = { snapshot: Snapshot, prompts: Array<PromptTemplate>, openSession: TranscriptPage, closeSession: null, loadOlder: OlderPage, createSession: SessionView, renameSession: SessionView, archiveSession: SessionView, deleteSession: null, sendPrompt: Sent, runCommand: CommandStarted, abort: null, replyPermission: null, providers: ProviderCatalog, agents: Array<AgentInfo>, commands: Array<CommandEntry>, setSettings: Settings, openTab: null, closeTab: null, activateTab: null, moveTab: null, setPrompt: PromptTemplate, resetPrompt: PromptTemplate, startHandoffReview: FlowState, cancelFlow: boolean, transfer: TransferResult, coldReview: ReviewProgress, listReviews: Array<LedgerEntry>, getReview: ReviewDetail | null, };
+export type Responses = { snapshot: Snapshot, prompts: Array<PromptTemplate>, listLoops: Array<LoopState>, openSession: TranscriptPage, closeSession: null, loadOlder: OlderPage, createSession: SessionView, renameSession: SessionView, archiveSession: SessionView, deleteSession: null, sendPrompt: Sent, runCommand: CommandStarted, abort: null, replyPermission: null, providers: ProviderCatalog, agents: Array<AgentInfo>, commands: Array<CommandEntry>, setSettings: Settings, openTab: null, closeTab: null, activateTab: null, moveTab: null, setPrompt: PromptTemplate, resetPrompt: PromptTemplate, startHandoffReview: FlowState, cancelFlow: boolean, transfer: TransferResult, coldReview: ReviewProgress, listReviews: Array<LedgerEntry>, getReview: ReviewDetail | null, listFindings: FindingsView, };

@@ -62,6 +62,7 @@ pub mod handoff;
 pub mod patch;
 pub mod reply;
 pub mod review_link;
+pub mod review_loop;
 pub mod transfer;
 
 use std::collections::HashMap;

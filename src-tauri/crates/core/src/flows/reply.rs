@@ -142,6 +142,29 @@ pub(crate) fn reply_outcome(
     Some(Ok(texts.join("\n\n")))
 }
 
+/// The id of the last assistant message that carries the answer to `message_id` (the one a
+/// findings round is recorded under).
+pub(crate) fn reply_message_id(
+    store: &Store,
+    session_id: &str,
+    message_id: &str,
+) -> Option<String> {
+    let transcript = store.transcript(session_id)?;
+    let turn = turn(transcript.messages(), message_id)?;
+    turn.steps.last().map(|m| m.info.id.clone())
+}
+
+/// The newest user message of a transcript that a person or a flow wrote (not a compaction
+/// request or a continuation the server wrote itself), by the server's order.
+pub(crate) fn last_prompt_id(store: &Store, session_id: &str) -> Option<String> {
+    let transcript = store.transcript(session_id)?;
+    ordered(transcript.messages())
+        .into_iter()
+        .rev()
+        .find(|m| m.info.role == "user" && !is_compaction_request(m) && !is_continuation(m))
+        .map(|m| m.info.id.clone())
+}
+
 fn turn_error(failed: &MessageWithParts) -> Error {
     let error = failed.info.error.as_ref();
     let name = error

@@ -8,6 +8,7 @@
 pub mod catalog;
 pub mod handoff;
 pub mod prompts;
+pub mod review_loop;
 pub mod reviews;
 pub mod sessions;
 pub mod settings;
@@ -25,13 +26,16 @@ use crate::api_types::{
 };
 use crate::core::Core;
 use crate::error::Result;
+use crate::findings::FindingsView;
 use crate::flows::FlowState;
 use crate::flows::cold_review::{ReviewDetail, ReviewProgress};
+use crate::flows::review_loop::LoopState;
 use crate::settings::Settings;
 
 pub use catalog::{Agents, Commands, Providers};
 pub use handoff::{CancelFlow, StartHandoffReview, Transfer};
 pub use prompts::{ResetPrompt, SetPrompt};
+pub use review_loop::ListFindings;
 pub use reviews::{ColdReview, GetReview, ListReviews};
 pub use sessions::{ArchiveSession, CreateSession, DeleteSession, RenameSession};
 pub use settings::{ActivateTab, CloseTab, MoveTab, OpenTab, SetSettings};
@@ -95,6 +99,8 @@ requests! {
         Snapshot => Snapshot = sessions::snapshot;
         /// Prompt templates with defaults and overrides.
         Prompts => Vec<PromptTemplate> = prompts::list;
+        /// Review loops: the running ones and the newest that ended.
+        ListLoops => Vec<LoopState> = review_loop::list_loops;
     }
     per_client {
         /// Starts following a session's transcript for the client; answers its newest page.
@@ -153,5 +159,7 @@ requests! {
         ListReviews(ListReviews) => Vec<LedgerEntry> = reviews::list;
         /// One ledger row with the text it was reviewed on, or `null` when it is gone.
         GetReview(GetReview) => Option<ReviewDetail> = reviews::detail;
+        /// The findings of a review link (either session), with each one's round history.
+        ListFindings(ListFindings) => FindingsView = review_loop::list_findings;
     }
 }

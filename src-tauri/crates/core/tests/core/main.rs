@@ -11,6 +11,7 @@ mod flow_faults;
 mod followers;
 mod handoff_flows;
 mod permissions;
+mod review_loop;
 mod sync_buffering;
 mod sync_listing;
 mod sync_reconnect;

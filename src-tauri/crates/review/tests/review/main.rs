@@ -7,4 +7,5 @@ mod common;
 
 mod cadence;
 mod contract;
+mod findings_shapes;
 mod verdict_shapes;

@@ -1,0 +1,543 @@
+//! Findings of a review link, kept in SQLite across rounds: every reviewer reply is a round
+//! (its verdict, the code fingerprint it saw, the findings it opened and the status it gave
+//! earlier ones), and the implementer's answers by id are kept beside the round they answer.
+//!
+//! A link is keyed by its review session (one review session per original). Recording is
+//! idempotent by message id, so a reply seen twice (event and reconcile, or after a restart)
+//! is one round.
+
+use crosscheck_review::findings::{FindingStatus, FindingsReply, Severity, parse_answers};
+use crosscheck_review::verdict::Verdict;
+use rusqlite::{OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::db::Db;
+use crate::error::Result;
+
+/// Who gave a finding its status in a round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub enum RoundSide {
+    /// The reviewer's reply (a new finding, or a status line).
+    Reviewer,
+    /// The implementer's answer by id.
+    Implementer,
+}
+
+/// A finding's status as one side gave it in one round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct FindingRound {
+    /// The round (1 is the first reviewer reply).
+    pub round: u32,
+    /// Who said it.
+    pub side: RoundSide,
+    /// The status given.
+    pub status: FindingStatus,
+    /// The reason given (a dispute's, a withdrawal's), if any.
+    #[ts(optional)]
+    pub note: Option<String>,
+    /// The implementer said FIXED but the code fingerprint did not change that round.
+    pub claimed_unchanged: bool,
+    /// The message that said it.
+    pub message_id: String,
+}
+
+/// One finding of a link, as the Findings list shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct FindingView {
+    /// `F1`, `F2`, ...
+    pub id: String,
+    /// How much it matters.
+    pub severity: Severity,
+    /// `path:line`, when given.
+    #[ts(optional)]
+    pub location: Option<String>,
+    /// One line.
+    pub title: String,
+    /// The lines under it, when any.
+    #[ts(optional)]
+    pub detail: Option<String>,
+    /// Its status now (the newest entry of `history`).
+    pub status: FindingStatus,
+    /// The round that opened it.
+    pub first_round: u32,
+    /// The reviewer message that opened it.
+    pub message_id: String,
+    /// The newest implementer answer claimed a fix the code does not show.
+    pub claimed_unchanged: bool,
+    /// Every status it had, oldest first.
+    pub history: Vec<FindingRound>,
+}
+
+/// One reviewer reply of a link.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct ReviewRound {
+    /// 1 for the first reply.
+    pub round: u32,
+    /// The reviewer's assistant message.
+    pub message_id: String,
+    /// `CLEAN` or `FLAGS (n)`; absent when the reply did not parse.
+    #[ts(optional)]
+    pub verdict: Option<String>,
+    /// Why the reply did not parse, when it did not.
+    #[ts(optional)]
+    pub unparsed: Option<String>,
+    /// The code fingerprint when the reply completed, when known.
+    #[ts(optional)]
+    pub fingerprint: Option<String>,
+    /// When it was recorded, ms since the epoch.
+    #[ts(type = "number")]
+    pub at: i64,
+}
+
+/// Everything tracked for one review link.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct FindingsView {
+    /// The review session (the link's key).
+    pub review_session_id: String,
+    /// The implementing session, when known.
+    #[ts(optional)]
+    pub original_session_id: Option<String>,
+    /// Findings by id order (F1, F2, ..., F10).
+    pub findings: Vec<FindingView>,
+    /// Reviewer replies, oldest first.
+    pub rounds: Vec<ReviewRound>,
+}
+
+impl FindingsView {
+    /// The findings open now (open or disputed).
+    pub fn open(&self) -> impl Iterator<Item = &FindingView> {
+        self.findings.iter().filter(|f| f.status.is_open())
+    }
+}
+
+/// What recording a reviewer reply did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recorded {
+    /// Its round number.
+    pub round: u32,
+    /// False when this message was recorded before (nothing changed).
+    pub new: bool,
+}
+
+/// Creates the findings tables (called when the database opens).
+pub(crate) fn create_tables(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS loop_rounds (
+            review_session TEXT NOT NULL, round INTEGER NOT NULL, message_id TEXT NOT NULL,
+            original_session TEXT, verdict TEXT, unparsed TEXT, fingerprint TEXT, at INTEGER NOT NULL,
+            PRIMARY KEY (review_session, round), UNIQUE (review_session, message_id));
+         CREATE TABLE IF NOT EXISTS loop_findings (
+            review_session TEXT NOT NULL, id TEXT NOT NULL, severity TEXT NOT NULL, location TEXT,
+            title TEXT NOT NULL, detail TEXT, first_round INTEGER NOT NULL, message_id TEXT NOT NULL,
+            PRIMARY KEY (review_session, id));
+         CREATE TABLE IF NOT EXISTS loop_finding_status (
+            review_session TEXT NOT NULL, id TEXT NOT NULL, round INTEGER NOT NULL, side TEXT NOT NULL,
+            status TEXT NOT NULL, note TEXT, claimed_unchanged INTEGER NOT NULL DEFAULT 0,
+            message_id TEXT NOT NULL, seq INTEGER NOT NULL,
+            PRIMARY KEY (review_session, id, round, side));
+         CREATE TABLE IF NOT EXISTS loop_answers (
+            review_session TEXT NOT NULL, message_id TEXT NOT NULL, round INTEGER NOT NULL,
+            PRIMARY KEY (review_session, message_id));",
+    )
+}
+
+fn severity_of(word: &str) -> Severity {
+    Severity::from_word(word).unwrap_or(Severity::Major)
+}
+
+fn status_of(word: &str) -> FindingStatus {
+    FindingStatus::from_word(word).unwrap_or(FindingStatus::Open)
+}
+
+fn side_str(side: RoundSide) -> &'static str {
+    match side {
+        RoundSide::Reviewer => "reviewer",
+        RoundSide::Implementer => "implementer",
+    }
+}
+
+/// Records a reviewer reply as the link's next round (or finds the round it already is).
+pub fn record_review(
+    db: &Db,
+    review_session: &str,
+    original_session: Option<&str>,
+    message_id: &str,
+    reply: &FindingsReply,
+    fingerprint: Option<&str>,
+    at: i64,
+) -> Result<Recorded> {
+    db.with(|c| {
+        let tx = c.unchecked_transaction()?;
+        if let Some(round) = tx
+            .query_row(
+                "SELECT round FROM loop_rounds WHERE review_session = ?1 AND message_id = ?2",
+                params![review_session, message_id],
+                |r| r.get::<_, u32>(0),
+            )
+            .optional()?
+        {
+            return Ok(Recorded { round, new: false });
+        }
+        let round: u32 = tx.query_row(
+            "SELECT COALESCE(MAX(round), 0) + 1 FROM loop_rounds WHERE review_session = ?1",
+            [review_session],
+            |r| r.get(0),
+        )?;
+        let (verdict, unparsed) = match reply {
+            FindingsReply::Parsed { verdict, .. } => (Some(verdict.label()), None),
+            FindingsReply::Unparsed { reason } => (None, Some(reason.clone())),
+        };
+        tx.execute(
+            "INSERT INTO loop_rounds (review_session, round, message_id, original_session, verdict, unparsed, fingerprint, at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![review_session, round, message_id, original_session, verdict, unparsed, fingerprint, at],
+        )?;
+        if let FindingsReply::Parsed {
+            verdict,
+            findings,
+            statuses,
+            ..
+        } = reply
+        {
+            let mut seq = next_seq(&tx, review_session)?;
+            for f in findings {
+                let known: bool = tx
+                    .query_row(
+                        "SELECT 1 FROM loop_findings WHERE review_session = ?1 AND id = ?2",
+                        params![review_session, f.id],
+                        |_| Ok(true),
+                    )
+                    .optional()?
+                    .unwrap_or(false);
+                if known {
+                    // An id the reviewer used before: it is that finding again, open.
+                    put_status(&tx, review_session, &f.id, round, RoundSide::Reviewer, FindingStatus::Open, Some(&f.title), false, message_id, seq)?;
+                } else {
+                    tx.execute(
+                        "INSERT INTO loop_findings (review_session, id, severity, location, title, detail, first_round, message_id)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                        params![review_session, f.id, f.severity.as_str(), f.location, f.title, f.detail, round, message_id],
+                    )?;
+                    put_status(&tx, review_session, &f.id, round, RoundSide::Reviewer, FindingStatus::Open, None, false, message_id, seq)?;
+                }
+                seq += 1;
+            }
+            for s in statuses {
+                // A status for an id never opened has nothing to attach to.
+                let known = tx
+                    .query_row(
+                        "SELECT 1 FROM loop_findings WHERE review_session = ?1 AND id = ?2",
+                        params![review_session, s.id],
+                        |_| Ok(()),
+                    )
+                    .optional()?
+                    .is_some();
+                if known {
+                    put_status(&tx, review_session, &s.id, round, RoundSide::Reviewer, s.status, s.reason.as_deref(), false, message_id, seq)?;
+                    seq += 1;
+                }
+            }
+            if *verdict == Verdict::Clean {
+                // Nothing is open: earlier findings the reply did not name are closed by it.
+                let open = open_ids(&tx, review_session)?;
+                for id in open {
+                    put_status(&tx, review_session, &id, round, RoundSide::Reviewer, FindingStatus::Fixed, None, false, message_id, seq)?;
+                    seq += 1;
+                }
+            }
+        }
+        tx.commit()?;
+        Ok(Recorded { round, new: true })
+    })
+}
+
+/// Records the implementer's answers by id to the link's newest round; `code_changed` false
+/// marks every FIXED claim "claimed fixed, code unchanged". Answers the ids so marked; nothing
+/// when this message was recorded before.
+pub fn record_answers(
+    db: &Db,
+    review_session: &str,
+    message_id: &str,
+    text: &str,
+    code_changed: bool,
+) -> Result<Vec<String>> {
+    let answers = parse_answers(text);
+    db.with(|c| {
+        let tx = c.unchecked_transaction()?;
+        let round: u32 = tx.query_row(
+            "SELECT COALESCE(MAX(round), 0) FROM loop_rounds WHERE review_session = ?1",
+            [review_session],
+            |r| r.get(0),
+        )?;
+        let fresh = tx.execute(
+            "INSERT OR IGNORE INTO loop_answers (review_session, message_id, round) VALUES (?1, ?2, ?3)",
+            params![review_session, message_id, round],
+        )? == 1;
+        if !fresh || round == 0 {
+            return Ok(Vec::new());
+        }
+        let mut seq = next_seq(&tx, review_session)?;
+        let mut unchanged = Vec::new();
+        for a in answers {
+            let known = tx
+                .query_row(
+                    "SELECT 1 FROM loop_findings WHERE review_session = ?1 AND id = ?2",
+                    params![review_session, a.id],
+                    |_| Ok(()),
+                )
+                .optional()?
+                .is_some();
+            if !known || a.status == FindingStatus::Withdrawn {
+                continue;
+            }
+            let claimed = a.status == FindingStatus::Fixed && !code_changed;
+            if claimed {
+                unchanged.push(a.id.clone());
+            }
+            put_status(&tx, review_session, &a.id, round, RoundSide::Implementer, a.status, a.reason.as_deref(), claimed, message_id, seq)?;
+            seq += 1;
+        }
+        tx.commit()?;
+        Ok(unchanged)
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn put_status(
+    tx: &rusqlite::Transaction<'_>,
+    review_session: &str,
+    id: &str,
+    round: u32,
+    side: RoundSide,
+    status: FindingStatus,
+    note: Option<&str>,
+    claimed_unchanged: bool,
+    message_id: &str,
+    seq: i64,
+) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO loop_finding_status (review_session, id, round, side, status, note, claimed_unchanged, message_id, seq)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+         ON CONFLICT (review_session, id, round, side) DO UPDATE SET status = excluded.status,
+           note = excluded.note, claimed_unchanged = excluded.claimed_unchanged,
+           message_id = excluded.message_id, seq = excluded.seq",
+        params![review_session, id, round, side_str(side), status.as_str(), note, claimed_unchanged, message_id, seq],
+    )?;
+    Ok(())
+}
+
+fn next_seq(tx: &rusqlite::Transaction<'_>, review_session: &str) -> rusqlite::Result<i64> {
+    tx.query_row(
+        "SELECT COALESCE(MAX(seq), 0) + 1 FROM loop_finding_status WHERE review_session = ?1",
+        [review_session],
+        |r| r.get(0),
+    )
+}
+
+/// Ids whose newest status is open or disputed.
+fn open_ids(tx: &rusqlite::Transaction<'_>, review_session: &str) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = tx.prepare(
+        "SELECT s.id, s.status FROM loop_finding_status s
+         WHERE s.review_session = ?1 AND s.seq = (SELECT MAX(seq) FROM loop_finding_status t
+           WHERE t.review_session = s.review_session AND t.id = s.id)",
+    )?;
+    let rows = stmt.query_map([review_session], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (id, status) = row?;
+        if status_of(&status).is_open() {
+            out.push(id);
+        }
+    }
+    Ok(out)
+}
+
+/// Everything tracked for the link of `review_session`.
+pub fn view(db: &Db, review_session: &str) -> Result<FindingsView> {
+    db.with(|c| {
+        let mut rounds_stmt = c.prepare(
+            "SELECT round, message_id, verdict, unparsed, fingerprint, at, original_session
+             FROM loop_rounds WHERE review_session = ?1 ORDER BY round",
+        )?;
+        let mut original = None;
+        let rounds = rounds_stmt
+            .query_map([review_session], |r| {
+                Ok((
+                    ReviewRound {
+                        round: r.get(0)?,
+                        message_id: r.get(1)?,
+                        verdict: r.get(2)?,
+                        unparsed: r.get(3)?,
+                        fingerprint: r.get(4)?,
+                        at: r.get(5)?,
+                    },
+                    r.get::<_, Option<String>>(6)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?
+            .into_iter()
+            .map(|(round, o)| {
+                if o.is_some() {
+                    original = o;
+                }
+                round
+            })
+            .collect();
+        let mut history_stmt = c.prepare(
+            "SELECT id, round, side, status, note, claimed_unchanged, message_id FROM loop_finding_status
+             WHERE review_session = ?1 ORDER BY seq",
+        )?;
+        let history: Vec<(String, FindingRound)> = history_stmt
+            .query_map([review_session], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    FindingRound {
+                        round: r.get(1)?,
+                        side: if r.get::<_, String>(2)? == "implementer" {
+                            RoundSide::Implementer
+                        } else {
+                            RoundSide::Reviewer
+                        },
+                        status: status_of(&r.get::<_, String>(3)?),
+                        note: r.get(4)?,
+                        claimed_unchanged: r.get(5)?,
+                        message_id: r.get(6)?,
+                    },
+                ))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut stmt = c.prepare(
+            "SELECT id, severity, location, title, detail, first_round, message_id FROM loop_findings
+             WHERE review_session = ?1",
+        )?;
+        let mut findings: Vec<FindingView> = stmt
+            .query_map([review_session], |r| {
+                Ok(FindingView {
+                    id: r.get(0)?,
+                    severity: severity_of(&r.get::<_, String>(1)?),
+                    location: r.get(2)?,
+                    title: r.get(3)?,
+                    detail: r.get(4)?,
+                    status: FindingStatus::Open,
+                    first_round: r.get(5)?,
+                    message_id: r.get(6)?,
+                    claimed_unchanged: false,
+                    history: Vec::new(),
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        for f in &mut findings {
+            f.history = history
+                .iter()
+                .filter(|(id, _)| *id == f.id)
+                .map(|(_, h)| h.clone())
+                .collect();
+            if let Some(last) = f.history.last() {
+                f.status = last.status;
+                f.claimed_unchanged = last.claimed_unchanged;
+            }
+        }
+        findings.sort_by_key(|f| f.id[1..].parse::<u32>().unwrap_or(u32::MAX));
+        Ok(FindingsView {
+            review_session_id: review_session.to_owned(),
+            original_session_id: original,
+            findings,
+            rounds,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crosscheck_review::findings::parse_findings;
+
+    fn db() -> (tempfile::TempDir, Db) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = Db::open(&dir.path().join("c.db")).expect("open");
+        (dir, db)
+    }
+
+    #[test]
+    fn rounds_statuses_and_answers_are_kept_per_link() {
+        let (_dir, db) = db();
+        let r1 = parse_findings(
+            "FINDINGS\n- [F1] major src/lib.rs:3 — panics\n- [F2] nit — doc comment\nVERDICT: FLAGS (2)",
+        );
+        let rec = record_review(&db, "ses_r", Some("ses_o"), "msg_1", &r1, Some("fp1"), 1)
+            .expect("record");
+        assert_eq!(
+            rec,
+            Recorded {
+                round: 1,
+                new: true
+            }
+        );
+        // The same message again is the same round.
+        let again = record_review(&db, "ses_r", Some("ses_o"), "msg_1", &r1, Some("fp1"), 2)
+            .expect("again");
+        assert_eq!(
+            again,
+            Recorded {
+                round: 1,
+                new: false
+            }
+        );
+        let unchanged = record_answers(
+            &db,
+            "ses_r",
+            "msg_a",
+            "- [F1] FIXED\n- [F2] DISPUTED — no",
+            false,
+        )
+        .expect("answers");
+        assert_eq!(unchanged, vec!["F1".to_owned()]);
+        assert!(
+            record_answers(&db, "ses_r", "msg_a", "- [F1] FIXED", false)
+                .expect("again")
+                .is_empty()
+        );
+        let v = view(&db, "ses_r").expect("view");
+        assert_eq!(v.original_session_id.as_deref(), Some("ses_o"));
+        assert_eq!(v.findings.len(), 2);
+        assert!(v.findings[0].claimed_unchanged);
+        assert_eq!(v.findings[1].status, FindingStatus::Disputed);
+        let r2 = parse_findings("FINDINGS\n- [F1] FIXED\n- [F2] WITHDRAWN\nVERDICT: CLEAN");
+        assert_eq!(
+            record_review(&db, "ses_r", None, "msg_2", &r2, Some("fp2"), 3)
+                .expect("r2")
+                .round,
+            2
+        );
+        let v = view(&db, "ses_r").expect("view");
+        assert_eq!(v.open().count(), 0);
+        assert_eq!(v.rounds.len(), 2);
+        assert_eq!(v.rounds[1].verdict.as_deref(), Some("CLEAN"));
+        assert_eq!(v.findings[0].history.len(), 3);
+        // Another link sees none of it.
+        assert!(view(&db, "ses_x").expect("view").findings.is_empty());
+    }
+
+    #[test]
+    fn an_unparsed_reply_is_a_round_without_a_verdict() {
+        let (_dir, db) = db();
+        let r = parse_findings("Looks fine.");
+        record_review(&db, "ses_r", None, "msg_1", &r, None, 1).expect("record");
+        let v = view(&db, "ses_r").expect("view");
+        assert_eq!(v.rounds[0].verdict, None);
+        assert!(v.rounds[0].unparsed.is_some());
+    }
+}

@@ -1,0 +1,480 @@
+//! Parsing the review loop's findings block: the reviewer's numbered findings, its status lines
+//! for earlier ones, the verdict (the same `VERDICT:` line the cold review reads, see
+//! [`crate::verdict`]), and the implementer's answers by id.
+//!
+//! ```text
+//! FINDINGS
+//! - [F1] major src/lib.rs:3 — greet() panics on an empty name
+//! - [F2] nit — prefer a doc comment
+//! - [F3] FIXED
+//! VERDICT: FLAGS (2)
+//! ```
+//!
+//! Markdown bullets and numbers, bold and code marks, any case and extra spaces are tolerated;
+//! the separator before the title is an em dash, an en dash, ` - `, `--` or `:`. A reply that
+//! does not parse is [`FindingsReply::Unparsed`], never clean: no verdict, two verdicts, a
+//! verdict that says CLEAN while a finding is open, a FLAGS verdict with nothing open, or an id
+//! used twice.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::verdict::{Verdict, parse_verdict};
+
+/// How much a finding matters, most severe first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub enum Severity {
+    /// Must be fixed before anything else.
+    Blocker,
+    /// A real defect.
+    Major,
+    /// A small defect.
+    Minor,
+    /// Style or taste; never forwarded by default.
+    Nit,
+}
+
+impl Severity {
+    /// The word the findings block uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Blocker => "blocker",
+            Self::Major => "major",
+            Self::Minor => "minor",
+            Self::Nit => "nit",
+        }
+    }
+
+    /// The severity a word names: the four of the format and the usual synonyms.
+    pub fn from_word(word: &str) -> Option<Self> {
+        Some(match word.to_ascii_lowercase().as_str() {
+            "blocker" | "blocking" | "critical" => Self::Blocker,
+            "major" | "high" | "serious" => Self::Major,
+            "minor" | "medium" | "moderate" => Self::Minor,
+            "nit" | "nitpick" | "low" | "trivial" | "style" => Self::Nit,
+            _ => return None,
+        })
+    }
+
+    /// Whether this severity is at or above `threshold` (a blocker is above a minor).
+    pub fn at_least(self, threshold: Severity) -> bool {
+        self <= threshold
+    }
+}
+
+/// Where a finding stands after a round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub enum FindingStatus {
+    /// Still to be addressed.
+    Open,
+    /// Addressed.
+    Fixed,
+    /// Taken back by the reviewer.
+    Withdrawn,
+    /// The implementer disagrees (with a reason).
+    Disputed,
+}
+
+impl FindingStatus {
+    /// The word a status line uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Open => "open",
+            Self::Fixed => "fixed",
+            Self::Withdrawn => "withdrawn",
+            Self::Disputed => "disputed",
+        }
+    }
+
+    /// The status a word names (any case).
+    pub fn from_word(word: &str) -> Option<Self> {
+        Some(match word.to_ascii_lowercase().as_str() {
+            "open" | "reopened" | "unfixed" => Self::Open,
+            "fixed" | "resolved" | "done" => Self::Fixed,
+            "withdrawn" | "withdraw" | "retracted" => Self::Withdrawn,
+            "disputed" | "dispute" | "wontfix" => Self::Disputed,
+            _ => return None,
+        })
+    }
+
+    /// Whether the finding still needs work.
+    pub fn is_open(self) -> bool {
+        matches!(self, Self::Open | Self::Disputed)
+    }
+}
+
+/// A finding as the reviewer wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// `F1`, `F2`, ... (upper case).
+    pub id: String,
+    /// How much it matters.
+    pub severity: Severity,
+    /// `path:line` or a path, when given.
+    pub location: Option<String>,
+    /// The one-line title.
+    pub title: String,
+    /// Lines below the finding (indented or not) up to the next one, joined.
+    pub detail: Option<String>,
+}
+
+/// A line that reports an earlier finding by id: `- [F1] FIXED`, `- [F2] DISPUTED — reason`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusLine {
+    /// The finding's id (upper case).
+    pub id: String,
+    /// Its status now.
+    pub status: FindingStatus,
+    /// The words after the separator, when any.
+    pub reason: Option<String>,
+}
+
+/// What a reviewer's reply says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FindingsReply {
+    /// A findings block (maybe empty) and a verdict that agrees with it.
+    Parsed {
+        /// The verdict.
+        verdict: Verdict,
+        /// New findings, in order.
+        findings: Vec<Finding>,
+        /// Status lines for earlier findings, in order.
+        statuses: Vec<StatusLine>,
+        /// Things tolerated but worth showing (an unknown severity read as major, a count that
+        /// disagrees).
+        warnings: Vec<String>,
+    },
+    /// Nothing the loop can act on; never clean.
+    Unparsed {
+        /// What is wrong, in English.
+        reason: String,
+    },
+}
+
+impl FindingsReply {
+    /// Whether the reply is a consistent `VERDICT: CLEAN`.
+    pub fn is_clean(&self) -> bool {
+        matches!(
+            self,
+            Self::Parsed {
+                verdict: Verdict::Clean,
+                ..
+            }
+        )
+    }
+}
+
+/// One line of a findings block, read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Line {
+    New(Finding, Option<String>),
+    Status(StatusLine),
+}
+
+/// Removes markdown emphasis and code marks but keeps single underscores inside words
+/// (`src/my_file.rs`).
+fn undecorate(line: &str) -> String {
+    let no_marks: String = line.chars().filter(|c| !matches!(c, '*' | '`')).collect();
+    no_marks.replace("__", "").trim().to_owned()
+}
+
+/// Strips a list marker: `-`, `+`, `•`, `1.`, `1)`, and quote marks.
+fn strip_bullet(line: &str) -> &str {
+    let mut rest = line.trim_start_matches(['>', ' ', '\t']);
+    if let Some(r) = rest.strip_prefix(['-', '+', '•', '·']) {
+        return r.trim_start();
+    }
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0
+        && let Some(r) = rest[digits..].strip_prefix(['.', ')'])
+    {
+        rest = r.trim_start();
+    }
+    rest
+}
+
+/// The id at the start of `text`: `[F1]`, `(F1)`, `F1:` or `F1` followed by a space; answers
+/// the upper-case id, whether it was bracketed, and the rest.
+fn take_id(text: &str) -> Option<(String, bool, &str)> {
+    let (inner, bracketed, rest) = if let Some(r) = text.strip_prefix('[') {
+        let end = r.find(']')?;
+        (r[..end].trim(), true, &r[end + 1..])
+    } else if let Some(r) = text.strip_prefix('(') {
+        let end = r.find(')')?;
+        (r[..end].trim(), true, &r[end + 1..])
+    } else {
+        let end = text
+            .find(|c: char| !c.is_ascii_alphanumeric())
+            .unwrap_or(text.len());
+        (&text[..end], false, &text[end..])
+    };
+    let digits = inner.strip_prefix(['F', 'f'])?;
+    if digits.is_empty() || digits.len() > 6 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let number: u32 = digits.parse().ok()?;
+    let rest = rest.trim_start();
+    let rest = rest.strip_prefix(':').unwrap_or(rest).trim_start();
+    Some((format!("F{number}"), bracketed, rest))
+}
+
+/// Splits `text` at the first title separator (` — `, ` – `, ` - `, ` -- `, `: `, or a dash
+/// right after a word): the head and the tail, trimmed.
+fn split_separator(text: &str) -> (&str, Option<&str>) {
+    let mut best: Option<(usize, usize)> = None;
+    for sep in ["—", "–", " -- ", " - ", ": "] {
+        if let Some(i) = text.find(sep)
+            && best.is_none_or(|(j, _)| i < j)
+        {
+            best = Some((i, sep.len()));
+        }
+    }
+    match best {
+        Some((i, len)) => (text[..i].trim(), Some(text[i + len..].trim())),
+        None => (text.trim(), None),
+    }
+}
+
+/// The first word of `text` (letters and spaces for `still open`) and the rest.
+fn first_word(text: &str) -> (&str, &str) {
+    let trimmed = text.trim_start_matches(['[', '(']);
+    let end = trimmed
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(trimmed.len());
+    let word = &trimmed[..end];
+    let rest = trimmed[end..].trim_start_matches([']', ')', ':', ',']);
+    (word, rest.trim_start())
+}
+
+/// Reads one line as a finding or a status line; `None` when it is neither.
+fn read_line(raw: &str) -> Option<Line> {
+    let line = undecorate(raw);
+    let (id, bracketed, rest) = take_id(strip_bullet(&line))?;
+    let (word, after) = first_word(rest);
+    if word.is_empty() {
+        return None;
+    }
+    if let Some(status) = FindingStatus::from_word(word) {
+        let (_, reason) = split_separator(after);
+        let reason = reason
+            .map(str::to_owned)
+            .or_else(|| (!after.trim().is_empty()).then(|| after.trim().to_owned()))
+            .filter(|r| r.chars().any(char::is_alphanumeric));
+        return Some(Line::Status(StatusLine { id, status, reason }));
+    }
+    let (severity, warning) = match Severity::from_word(word) {
+        Some(s) => (s, None),
+        // Prose that starts with an id ("F1 is fine now") is no finding.
+        None if !bracketed => return None,
+        None => (
+            Severity::Major,
+            Some(format!(
+                "{id}: unknown severity \"{word}\", read as major so that it is not dropped"
+            )),
+        ),
+    };
+    let (head, title) = split_separator(after);
+    let (location, title) = match title {
+        Some(t) => ((!head.is_empty()).then(|| head.to_owned()), t.to_owned()),
+        // No separator: a first token that looks like a path is the location.
+        None => match head.split_once(char::is_whitespace) {
+            Some((loc, t)) if looks_like_location(loc) => (Some(loc.to_owned()), t.to_owned()),
+            _ => (None, head.to_owned()),
+        },
+    };
+    Some(Line::New(
+        Finding {
+            id,
+            severity,
+            location,
+            title: title.trim().to_owned(),
+            detail: None,
+        },
+        warning,
+    ))
+}
+
+fn looks_like_location(token: &str) -> bool {
+    token.contains('/') || token.contains(':') || token.contains('.')
+}
+
+fn is_findings_header(line: &str) -> bool {
+    let line = undecorate(line);
+    let line = line
+        .trim_start_matches(['#', ' '])
+        .trim_end_matches(':')
+        .trim();
+    line.eq_ignore_ascii_case("findings")
+}
+
+/// Parses a reviewer's reply.
+pub fn parse_findings(text: &str) -> FindingsReply {
+    let unparsed = |reason: &str| FindingsReply::Unparsed {
+        reason: reason.to_owned(),
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let verdicts: Vec<(usize, Verdict)> = lines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| parse_verdict(l).map(|v| (i, v)))
+        .collect();
+    let Some(&(verdict_at, verdict)) = verdicts.last() else {
+        return unparsed("the reply has no VERDICT line");
+    };
+    if verdicts.len() > 1 {
+        return unparsed("the reply has more than one VERDICT line");
+    }
+    // The block starts after the last FINDINGS header before the verdict, else anywhere.
+    let start = lines[..verdict_at]
+        .iter()
+        .rposition(|l| is_findings_header(l))
+        .map_or(0, |i| i + 1);
+    let (entries, warnings) = read_block(&lines[start..verdict_at]);
+    let mut findings = Vec::new();
+    let mut statuses = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for entry in entries {
+        let id = match &entry {
+            Line::New(f, _) => f.id.clone(),
+            Line::Status(s) => s.id.clone(),
+        };
+        if !seen.insert(id.clone()) {
+            return FindingsReply::Unparsed {
+                reason: format!("finding {id} is listed more than once"),
+            };
+        }
+        match entry {
+            Line::New(f, _) => findings.push(f),
+            Line::Status(s) => statuses.push(s),
+        }
+    }
+    let open = findings.len()
+        + statuses
+            .iter()
+            .filter(|s| s.status == FindingStatus::Open)
+            .count();
+    let mut warnings = warnings;
+    match verdict {
+        Verdict::Clean if open > 0 => {
+            return FindingsReply::Unparsed {
+                reason: format!("the verdict says CLEAN but {open} finding(s) are open"),
+            };
+        }
+        Verdict::Flags(_) if open == 0 => {
+            return FindingsReply::Unparsed {
+                reason: format!(
+                    "the verdict says {} but no finding is open",
+                    verdict.label()
+                ),
+            };
+        }
+        Verdict::Flags(n) if n as usize != open => warnings.push(format!(
+            "the verdict says {} but {open} finding(s) are open",
+            verdict.label()
+        )),
+        _ => {}
+    }
+    FindingsReply::Parsed {
+        verdict,
+        findings,
+        statuses,
+        warnings,
+    }
+}
+
+/// Reads the finding and status lines of a block; other non-empty lines after a new finding
+/// are its detail.
+fn read_block(lines: &[&str]) -> (Vec<Line>, Vec<String>) {
+    let mut entries: Vec<Line> = Vec::new();
+    let mut warnings = Vec::new();
+    let mut detail: Vec<String> = Vec::new();
+    let flush = |entries: &mut Vec<Line>, detail: &mut Vec<String>| {
+        if let Some(Line::New(f, _)) = entries.last_mut()
+            && !detail.is_empty()
+        {
+            f.detail = Some(detail.join("\n"));
+        }
+        detail.clear();
+    };
+    for raw in lines {
+        match read_line(raw) {
+            Some(line) => {
+                flush(&mut entries, &mut detail);
+                if let Line::New(_, Some(w)) = &line {
+                    warnings.push(w.clone());
+                }
+                entries.push(line);
+            }
+            None => {
+                let text = undecorate(raw);
+                let text = text.trim();
+                if !text.is_empty() && matches!(entries.last(), Some(Line::New(..))) {
+                    detail.push(strip_bullet(text).to_owned());
+                }
+            }
+        }
+    }
+    flush(&mut entries, &mut detail);
+    (entries, warnings)
+}
+
+/// Reads the implementer's answers by id (`- [F1] FIXED`, `- [F2] DISPUTED — reason`) from
+/// anywhere in its reply; a later line for the same id wins.
+pub fn parse_answers(text: &str) -> Vec<StatusLine> {
+    let mut out: Vec<StatusLine> = Vec::new();
+    for raw in text.lines() {
+        if let Some(Line::Status(s)) = read_line(raw) {
+            out.retain(|o| o.id != s.id);
+            out.push(s);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_issue_example_parses() {
+        let text = "FINDINGS\n- [F1] major src/lib.rs:3 — greet() panics on an empty name\n- [F2] nit src/lib.rs:1 — prefer a doc comment\nVERDICT: FLAGS (2)";
+        let FindingsReply::Parsed {
+            verdict,
+            findings,
+            statuses,
+            warnings,
+        } = parse_findings(text)
+        else {
+            panic!("parses");
+        };
+        assert_eq!(verdict, Verdict::Flags(2));
+        assert!(statuses.is_empty() && warnings.is_empty());
+        assert_eq!(findings.len(), 2);
+        assert_eq!(findings[0].id, "F1");
+        assert_eq!(findings[0].severity, Severity::Major);
+        assert_eq!(findings[0].location.as_deref(), Some("src/lib.rs:3"));
+        assert_eq!(findings[0].title, "greet() panics on an empty name");
+        assert_eq!(findings[1].severity, Severity::Nit);
+    }
+
+    #[test]
+    fn severity_order() {
+        assert!(Severity::Blocker.at_least(Severity::Minor));
+        assert!(Severity::Minor.at_least(Severity::Minor));
+        assert!(!Severity::Nit.at_least(Severity::Minor));
+    }
+
+    #[test]
+    fn answers_by_id() {
+        let a = parse_answers(
+            "Done.\n- [F1] FIXED\n- **[F2] DISPUTED** — the name is never empty here\n",
+        );
+        assert_eq!(a.len(), 2);
+        assert_eq!(a[1].status, FindingStatus::Disputed);
+        assert_eq!(a[1].reason.as_deref(), Some("the name is never empty here"));
+    }
+}
