@@ -54,9 +54,11 @@ describe('renderMarkdown', () => {
         '<iframe src="https://evil.example"></iframe><object data="x"></object><embed src="y"><form action="z"><input></form><style>body{display:none}</style><p style="color:red">p</p><svg><script>1</script></svg>',
       ),
     );
-    for (const tag of ['iframe', 'object', 'embed', 'form', 'input', 'style', 'svg', 'script']) {
+    for (const tag of ['iframe', 'object', 'embed', 'form', 'style', 'svg', 'script']) {
       expect(el.querySelector(tag)).toBeNull();
     }
+    // Inputs stay only as the disabled checkboxes of task lists.
+    expect([...el.querySelectorAll('input')].map((i) => i.outerHTML)).toEqual(['<input type="checkbox" disabled="">']);
     expect(el.querySelector('[style]')).toBeNull();
   });
 

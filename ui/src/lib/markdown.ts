@@ -5,6 +5,7 @@
 
 import DOMPurify from 'dompurify';
 import { Marked, type Tokens } from 'marked';
+import { highlightLater } from './highlight';
 
 /** Texts longer than this are shown as escaped plain text (parsing them could stall a frame). */
 export const MARKDOWN_MAX = 200_000;
@@ -42,6 +43,14 @@ function getPurifier(): ReturnType<typeof DOMPurify> {
       if (!image || !/^\s*data:image\//i.test(value)) node.removeAttribute(attr);
     }
     if (node.nodeName === 'IMG') node.setAttribute('loading', 'lazy');
+    // GFM task lists: every input that survives is a disabled checkbox and nothing else.
+    if (node.nodeName === 'INPUT') {
+      const checked = node.hasAttribute('checked');
+      for (const attr of [...node.attributes]) node.removeAttribute(attr.name);
+      node.setAttribute('type', 'checkbox');
+      node.setAttribute('disabled', '');
+      if (checked) node.setAttribute('checked', '');
+    }
   });
   // Parse the policy once; `sanitize(html)` without a config then reuses it.
   p.setConfig(SANITIZE);
@@ -51,7 +60,7 @@ function getPurifier(): ReturnType<typeof DOMPurify> {
 
 const SANITIZE = {
   USE_PROFILES: { html: true },
-  FORBID_TAGS: ['style', 'script', 'iframe', 'frame', 'frameset', 'object', 'embed', 'form', 'input', 'textarea', 'select', 'link', 'meta', 'base', 'svg', 'math'],
+  FORBID_TAGS: ['style', 'script', 'iframe', 'frame', 'frameset', 'object', 'embed', 'form', 'textarea', 'select', 'link', 'meta', 'base', 'svg', 'math'],
   FORBID_ATTR: ['style', 'srcset', 'formaction', 'action', 'xlink:href'],
   ALLOW_DATA_ATTR: false,
   ADD_ATTR: ['target', 'data-copy-code'],
@@ -216,4 +225,58 @@ export class BlockSplitter {
     const tail = text.slice(this.closedLength);
     return tail ? [...this.closed, tail] : [...this.closed];
   }
+}
+
+// Colours for code blocks, added after the first paint: the block is shown plain at once, and
+// its coloured HTML replaces it when the lazily loaded highlighter has done it in idle slices.
+// The coloured HTML is cached per text, so a row that scrolls back in comes coloured at once.
+
+const CODE_BLOCK = /<pre><code class="language-([^"]+)">([^<]*)<\/code><\/pre>/g;
+const coloured = new Map<string, string>();
+let colouredChars = 0;
+
+/** Whether rendered markdown has a code block with a language to colour. */
+export function hasColourableCode(html: string): boolean {
+  return html.includes('<pre><code class="language-');
+}
+
+/** The coloured HTML of a text's markdown, when it was coloured before. */
+export function colouredMarkdown(text: string): string | undefined {
+  return coloured.get(text);
+}
+
+/** Colours the code blocks of `html` (the sanitized rendering of `text`) with the lazily loaded
+ * highlighter, one block per idle slice; null when nothing could be coloured. highlight.js
+ * escapes the code it is given and adds only `<span class="hljs-…">`, so the result is as safe
+ * as the sanitized input. */
+export async function colourMarkdown(text: string, html: string): Promise<string | null> {
+  const hit = coloured.get(text);
+  if (hit !== undefined) return hit;
+  const blocks = [...html.matchAll(CODE_BLOCK)];
+  if (blocks.length === 0) return null;
+  const results = await Promise.all(blocks.map((m) => highlightLater(decodeEntities(m[2]), m[1])));
+  if (results.every((r) => r === null)) return null;
+  let i = 0;
+  const out = html.replace(CODE_BLOCK, (whole, lang: string) => {
+    const r = results[i++];
+    return r === null || r === undefined ? whole : `<pre><code class="language-${lang} hljs">${r}</code></pre>`;
+  });
+  coloured.set(text, out);
+  colouredChars += text.length + out.length;
+  for (const [key, value] of coloured) {
+    if (colouredChars <= RENDERED_MAX_CHARS) break;
+    coloured.delete(key);
+    colouredChars -= key.length + value.length;
+  }
+  return out;
+}
+
+/** Text of serialized HTML text content (the entities a serializer writes back). */
+function decodeEntities(html: string): string {
+  return html.replace(/&(?:#(\d+)|#x([0-9a-f]+)|(amp|lt|gt|quot|apos|nbsp));/gi, (whole, dec: string, hex: string, name: string) => {
+    if (dec) return String.fromCodePoint(Number(dec));
+    if (hex) return String.fromCodePoint(parseInt(hex, 16));
+    const named: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0' };
+    return named[name.toLowerCase()] ?? whole;
+  });
 }
