@@ -4,7 +4,9 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crosscheck_core::{Api, Core, CoreOptions, launch::opencode_target};
+use crosscheck_core::api_types::{Change, Connection};
+use crosscheck_core::launch::{StartedFrom, opencode_target};
+use crosscheck_core::{Api, Core, CoreOptions};
 
 /// Options of `crosscheck serve`.
 #[derive(clap::Args, Debug)]
@@ -72,12 +74,13 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
             data_dir.join(crate::token::TOKEN_FILE).display()
         )
     })?;
-    let target = opencode_target(args.opencode);
+    let target = opencode_target(args.opencode, StartedFrom::Terminal);
     let core = Core::start(CoreOptions {
         target,
         database: crosscheck_review::paths::database_path().map_err(|e| e.to_string())?,
     })
     .map_err(|e| e.to_string())?;
+    let reporter = tokio::spawn(report_connection(core.clone()));
     let options = crosscheck_web::ServeOptions {
         addr: SocketAddr::new(args.host, args.port),
         ui,
@@ -98,8 +101,63 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         },
         _ = shutdown_signal() => Ok(()),
     };
+    reporter.abort();
     core.shutdown().await;
     outcome
+}
+
+/// Tells the terminal what became of the OpenCode server: where a managed one runs, and when
+/// none could be found or started, what was looked for and what to do.
+async fn report_connection(core: Core) {
+    let mut changes = core.subscribe();
+    let mut last = None;
+    let mut show = |connection: Connection| {
+        let line = match &connection {
+            Connection::Ready {
+                url,
+                version,
+                managed,
+            } => match core.managed_folder() {
+                Some(folder) if *managed => format!(
+                    "OpenCode {version} started at {url}, in {}",
+                    folder.display()
+                ),
+                _ => format!("Attached to OpenCode {version} at {url}"),
+            },
+            Connection::NotInstalled { looked } => format!(
+                "crosscheck: OpenCode is not installed. Looked for:\n{}\n\
+                 Install it (`npm install -g opencode-ai`, or see https://opencode.ai), or name the \
+                 binary with CROSSCHECK_OPENCODE_BIN, or attach to a running server with \
+                 `--opencode URL`. The page in the browser has a Retry button and a field for a URL.",
+                looked
+                    .iter()
+                    .map(|l| format!("  - {l}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ),
+            Connection::Failed { error } => format!(
+                "crosscheck: OpenCode could not be started or reached: {error}\n\
+                 The page in the browser has a Retry button and a field for a URL."
+            ),
+            Connection::Connecting { .. } | Connection::Reconnecting { .. } => return,
+        };
+        if last.as_ref() != Some(&line) {
+            eprintln!("{line}");
+            last = Some(line);
+        }
+    };
+    show(core.connection());
+    loop {
+        match changes.recv().await {
+            Ok(stamped) => {
+                if let Change::Connection { connection } = stamped.change {
+                    show(connection);
+                }
+            }
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => show(core.connection()),
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+        }
+    }
 }
 
 async fn shutdown_signal() {
