@@ -20,14 +20,25 @@ APT_PACKAGES := build-essential pkg-config curl file libssl-dev libwebkit2gtk-4.
   libjavascriptcoregtk-4.1-dev libsoup-3.0-dev libgtk-3-dev libayatana-appindicator3-dev \
   librsvg2-dev libxdo-dev xvfb xauth webkit2gtk-driver fonts-dejavu-core chromium
 
-.PHONY: help deps ui opencode build desktop run serve test test-rust test-ui test-e2e test-desktop lint bench deb clean soak
+.PHONY: help deps ui opencode build desktop run serve test test-rust test-ui test-e2e test-desktop test-install lint bench deb install screenshots clean soak
+
+# `make install` puts `crosscheck` and the desktop app under PREFIX (bin/, share/applications/,
+# share/icons/); PROFILE=debug installs the debug build instead of building a release.
+PREFIX ?= $(HOME)/.local
+PROFILE ?= release
+CARGO_PROFILE_FLAG := $(if $(filter release,$(PROFILE)),--release,)
+# Screenshots the end-to-end and desktop tests take land here (git-ignored); `make screenshots`
+# writes them to docs/screenshots/ instead.
+export CROSSCHECK_SCREENSHOT_DIR ?= $(CURDIR)/tests/.run/screenshots
 
 help:
 	@echo "make run    build and start Crosscheck (desktop window, or web mode without a display)"
 	@echo "make test   install what the tests need and run every test"
 	@echo "make bench  print the benchmark figures"
 	@echo "make soak   30 minutes of scripted traffic and OpenCode restarts (SOAK_MINUTES=3 for less)"
-	@echo "make deb    build the .deb package"
+	@echo "make install  install crosscheck and the desktop app under PREFIX (default ~/.local)"
+	@echo "make deb    build the .deb package (crosscheck and the desktop app)"
+	@echo "make screenshots  run the end-to-end and desktop tests, writing docs/screenshots/"
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
@@ -43,8 +54,14 @@ ui/node_modules/.installed: ui/package-lock.json
 	cd ui && npm ci --no-audit --no-fund
 	touch $@
 
-ui: deps ui/node_modules/.installed
+# Rebuilt only when a source is newer than the build, so targets that need the UI (and the
+# crates that embed it) do not rebuild it each time.
+UI_SOURCES := $(shell find ui/src ui/public -type f 2>/dev/null) ui/index.html ui/package.json \
+  ui/vite.config.ts ui/svelte.config.js ui/tsconfig.json
+ui/dist/index.html: ui/node_modules/.installed $(UI_SOURCES)
 	cd ui && npm run build
+
+ui: deps ui/dist/index.html
 
 # The pinned OpenCode server (and the end-to-end test tools) live in tests/node_modules.
 # `npm ci` refuses this lock: it lists only the OpenCode platform packages the registry serves
@@ -55,7 +72,8 @@ tests/node_modules/.installed: tests/package-lock.json
 
 opencode: deps tests/node_modules/.installed
 
-build: deps
+# The UI is built first: the `crosscheck` binary embeds it (crates/web/build.rs).
+build: deps ui
 	$(CARGO) build --workspace --exclude crosscheck-desktop
 
 desktop: ui
@@ -67,11 +85,11 @@ run: ui opencode build desktop
 	  CROSSCHECK_OPENCODE_BIN="$${CROSSCHECK_OPENCODE_BIN:-$(PINNED_OPENCODE)}" exec "$(BIN_DIR)/crosscheck-desktop"; \
 	else \
 	  echo "No display: starting web mode; open the URL below in a browser."; \
-	  CROSSCHECK_OPENCODE_BIN="$${CROSSCHECK_OPENCODE_BIN:-$(PINNED_OPENCODE)}" exec "$(BIN_DIR)/crosscheck" serve --ui-dir ui/dist; \
+	  CROSSCHECK_OPENCODE_BIN="$${CROSSCHECK_OPENCODE_BIN:-$(PINNED_OPENCODE)}" exec "$(BIN_DIR)/crosscheck" serve; \
 	fi
 
 serve: ui opencode build
-	CROSSCHECK_OPENCODE_BIN="$${CROSSCHECK_OPENCODE_BIN:-$(PINNED_OPENCODE)}" exec "$(BIN_DIR)/crosscheck" serve --ui-dir ui/dist
+	CROSSCHECK_OPENCODE_BIN="$${CROSSCHECK_OPENCODE_BIN:-$(PINNED_OPENCODE)}" exec "$(BIN_DIR)/crosscheck" serve
 
 # Not part of `make test`: scripted traffic against the real OpenCode for SOAK_MINUTES (30).
 soak: ui opencode build
@@ -98,7 +116,12 @@ test-desktop: desktop opencode
 	@command -v tauri-driver >/dev/null || $(CARGO) install tauri-driver --locked
 	cd tests && CROSSCHECK_DESKTOP_BIN="$(BIN_DIR)/crosscheck-desktop" xvfb-run -a --server-args="-screen 0 1280x820x24" npm run --silent test:desktop
 
-test: lint test-rust test-ui test-e2e test-desktop
+# From a folder outside the clone: the built binary serves its embedded UI, and
+# `make install PREFIX=<tmp> PROFILE=debug` (reusing the debug build) gives a working install.
+test-install: build desktop
+	cd tests && CROSSCHECK_BIN="$(BIN_DIR)/crosscheck" node --test install/
+
+test: lint test-rust test-ui test-e2e test-desktop test-install
 	@echo "All suites passed."
 
 bench: ui opencode
@@ -112,9 +135,30 @@ bench: ui opencode
 	cd tests && node bench/first-frame.bench.mjs 5
 	cd tests && CROSSCHECK_BIN="$(CARGO_TARGET_DIR)/release/crosscheck" node bench/handoff.bench.mjs 20
 
+# The .deb holds the desktop app (with its desktop entry and icons) and the `crosscheck`
+# command, both release builds; nothing is downloaded (deb only: AppImage would fetch a tool).
 deb: ui
-	ui/node_modules/.bin/tauri build --bundles deb
+	$(CARGO) build --release -p crosscheck-cli
+	ui/node_modules/.bin/tauri build --bundles deb --config \
+	  '{"bundle":{"linux":{"deb":{"files":{"/usr/bin/crosscheck":"$(CARGO_TARGET_DIR)/release/crosscheck"}}}}}'
 	@ls "$(CARGO_TARGET_DIR)"/release/bundle/deb/*.deb
+
+install: ui
+	$(CARGO) build $(CARGO_PROFILE_FLAG) -p crosscheck-cli
+	$(CARGO) build $(CARGO_PROFILE_FLAG) -p crosscheck-desktop --features custom-protocol
+	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/applications"
+	install -m 755 "$(CARGO_TARGET_DIR)/$(PROFILE)/crosscheck" "$(DESTDIR)$(PREFIX)/bin/crosscheck"
+	install -m 755 "$(CARGO_TARGET_DIR)/$(PROFILE)/crosscheck-desktop" "$(DESTDIR)$(PREFIX)/bin/crosscheck-desktop"
+	install -D -m 644 icons/32x32.png "$(DESTDIR)$(PREFIX)/share/icons/hicolor/32x32/apps/crosscheck.png"
+	install -D -m 644 icons/128x128.png "$(DESTDIR)$(PREFIX)/share/icons/hicolor/128x128/apps/crosscheck.png"
+	install -D -m 644 icons/128x128@2x.png "$(DESTDIR)$(PREFIX)/share/icons/hicolor/256x256/apps/crosscheck.png"
+	sed 's|@BIN@|$(PREFIX)/bin|' icons/crosscheck.desktop.in > "$(DESTDIR)$(PREFIX)/share/applications/crosscheck.desktop"
+	@echo "Installed $(PREFIX)/bin/crosscheck and $(PREFIX)/bin/crosscheck-desktop"
+	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo "Note: $(PREFIX)/bin is not on PATH; add it, or run $(PREFIX)/bin/crosscheck";; esac
+
+# Refreshes the screenshots in docs/screenshots/ (commit only those you opened and checked).
+screenshots:
+	$(MAKE) test-e2e test-desktop CROSSCHECK_SCREENSHOT_DIR="$(CURDIR)/docs/screenshots"
 
 clean:
 	rm -rf ui/dist ui/node_modules tests/node_modules

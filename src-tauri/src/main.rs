@@ -5,9 +5,8 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 use crosscheck_core::api::{BatchEnd, next_batch};
-use crosscheck_core::{
-    Api, ApiError, Core, CoreOptions, Response, Stamped, launch::opencode_target,
-};
+use crosscheck_core::launch::{StartedFrom, opencode_target};
+use crosscheck_core::{Api, ApiError, Core, CoreOptions, Response, Stamped};
 use tauri::{Emitter, Manager};
 use tokio::sync::broadcast;
 
@@ -45,6 +44,29 @@ async fn forward_changes(app: tauri::AppHandle, mut rx: broadcast::Receiver<Stam
     }
 }
 
+/// SIGTERM and SIGINT close the app the way closing its window does, so the exit handler
+/// stops the managed OpenCode server (a SIGKILL is covered by the server's parent-death signal).
+async fn exit_on_signal(app: tauri::AppHandle) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            tracing::warn!("cannot listen for SIGTERM/SIGINT");
+            return;
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+        app.exit(0);
+    }
+    #[cfg(not(unix))]
+    let _ = app;
+}
+
 fn main() {
     crosscheck_core::launch::init_logging();
 
@@ -71,7 +93,7 @@ fn main() {
                 .ok()
                 .filter(|u| !u.is_empty());
             let options = CoreOptions {
-                target: opencode_target(url),
+                target: opencode_target(url, StartedFrom::Desktop),
                 database: crosscheck_review::paths::database_path()?,
             };
             let core = tauri::async_runtime::block_on(async { Core::start(options) })?;
@@ -79,6 +101,7 @@ fn main() {
             let rx = api.subscribe();
             app.manage(api);
             tauri::async_runtime::spawn(forward_changes(app.handle().clone(), rx));
+            tauri::async_runtime::spawn(exit_on_signal(app.handle().clone()));
             Ok(())
         })
         .build(tauri::generate_context!());

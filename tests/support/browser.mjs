@@ -8,7 +8,11 @@ import { onCleanup } from './cleanup.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = path.resolve(here, '..', '..');
-export const SCREENSHOT_DIR = path.join(REPO_ROOT, 'docs', 'screenshots');
+/** Where screenshots go: CROSSCHECK_SCREENSHOT_DIR (`make screenshots` sets docs/screenshots),
+ * else tests/.run/screenshots (git-ignored), so a test run leaves the clone as it was. */
+export const SCREENSHOT_DIR = process.env.CROSSCHECK_SCREENSHOT_DIR
+  ? path.resolve(process.env.CROSSCHECK_SCREENSHOT_DIR)
+  : path.join(REPO_ROOT, 'tests', '.run', 'screenshots');
 
 export const CHROMIUM_ARGS = [
   '--no-sandbox',
@@ -59,7 +63,7 @@ export async function twoFrames(page) {
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r()))));
 }
 
-/** Save a screenshot to docs/screenshots/NAME.png (repo root); returns the path. */
+/** Save a screenshot to SCREENSHOT_DIR/NAME.png; returns the path. */
 export async function screenshot(page, name, { fullPage = false } = {}) {
   fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await twoFrames(page);

@@ -33,15 +33,16 @@ export function crosscheckBin() {
 const LISTEN_RE = /Crosscheck listening on (http:\/\/[^\s]+)/;
 
 /**
- * The UI folder: `uiDir`, else env CROSSCHECK_UI_DIR, else the repo's ui/dist when built (the
- * binary would also look next to itself and in the working folder, which is the repo root here).
+ * The UI folder: `uiDir`, else env CROSSCHECK_UI_DIR, else the repo's ui/dist when built;
+ * `uiDir: false` passes none (the binary serves the UI built into it). `cwd`: the folder it is
+ * started from (default: the repo root).
  * @param {{opencodeUrl: string, password?: string, dataDir?: string, configDir?: string, bin?: string,
  *   uiDir?: string, args?: string[], env?: Record<string,string>, timeoutMs?: number}} opts
  * @returns {Promise<{url: string, base: string, token: string, pid: number, dataDir: string,
  *   configDir: string, output: () => string, stop: () => Promise<void>}>}
  */
 export async function startCrosscheck({
-  opencodeUrl, password, dataDir, configDir, bin, uiDir, args = [], env = {}, timeoutMs = 30_000,
+  opencodeUrl, password, dataDir, configDir, bin, uiDir, cwd, args = [], env = {}, timeoutMs = 30_000,
 } = {}) {
   const exe = bin ?? crosscheckBin();
   if (!fs.existsSync(exe)) {
@@ -63,7 +64,7 @@ export async function startCrosscheck({
   delete childEnv.OPENCODE_SERVER_PASSWORD;
   if (password) childEnv.OPENCODE_SERVER_PASSWORD = password;
 
-  const ui = uiDir ?? process.env.CROSSCHECK_UI_DIR
+  const ui = uiDir === false ? null : uiDir ?? process.env.CROSSCHECK_UI_DIR
     ?? (fs.existsSync(path.join(REPO_ROOT, 'ui', 'dist', 'index.html')) ? path.join(REPO_ROOT, 'ui', 'dist') : null);
   const argv = [
     'serve', '--port', '0',
@@ -72,7 +73,7 @@ export async function startCrosscheck({
     ...args,
   ];
   const child = spawn(exe, argv, {
-    cwd: REPO_ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+    cwd: cwd ?? REPO_ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
   });
   trackChild(child.pid, 'crosscheck');
   let out = '';
@@ -109,6 +110,7 @@ export async function startCrosscheck({
   const u = new URL(urlStr);
   const token = u.searchParams.get('token') ?? '';
   return {
+    child,
     url: urlStr,
     base: `${u.protocol}//${u.host}`,
     token,

@@ -68,6 +68,21 @@ describe('token', () => {
     // Later loads (URL without the token) read it from sessionStorage.
     expect(readToken()).toBe('secret-token');
   });
+
+  it('takes the token the server wrote into the page over a stale one in sessionStorage', () => {
+    history.replaceState(null, '', '/');
+    const meta = document.createElement('meta');
+    meta.name = 'crosscheck-token';
+    meta.content = 'page-token';
+    document.head.append(meta);
+    try {
+      sessionStorage.setItem('crosscheck.token', 'stale-token');
+      expect(readToken()).toBe('page-token');
+    } finally {
+      meta.remove();
+    }
+    expect(readToken()).toBe('stale-token');
+  });
 });
 
 describe('invoke over HTTP', () => {

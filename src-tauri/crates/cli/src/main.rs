@@ -3,6 +3,7 @@
 
 mod gate;
 mod serve;
+mod token;
 
 use std::process::ExitCode;
 

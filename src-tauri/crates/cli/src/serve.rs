@@ -4,7 +4,9 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crosscheck_core::{Api, Core, CoreOptions, launch::opencode_target};
+use crosscheck_core::api_types::{Change, Connection};
+use crosscheck_core::launch::{StartedFrom, opencode_target};
+use crosscheck_core::{Api, Core, CoreOptions};
 
 /// Options of `crosscheck serve`.
 #[derive(clap::Args, Debug)]
@@ -18,9 +20,12 @@ pub struct ServeArgs {
     /// Attach to this OpenCode server instead of starting one.
     #[arg(long, env = "CROSSCHECK_OPENCODE_URL")]
     opencode: Option<String>,
-    /// Folder with the built UI.
+    /// Serve the UI from this folder instead of the copy built into the binary (UI development).
     #[arg(long, env = "CROSSCHECK_UI_DIR")]
     ui_dir: Option<PathBuf>,
+    /// Replace the kept web token with a new one (addresses with the old one stop working).
+    #[arg(long)]
+    new_token: bool,
 }
 
 /// Runs web mode until interrupted.
@@ -53,19 +58,32 @@ pub fn run(args: ServeArgs) -> ExitCode {
 }
 
 async fn serve(args: ServeArgs) -> Result<(), String> {
-    let ui_dir = args.ui_dir.or_else(find_ui_dir).ok_or(
-        "the UI is not built: pass --ui-dir or set CROSSCHECK_UI_DIR to the folder holding index.html (`make ui` builds it)",
-    )?;
-    let target = opencode_target(args.opencode);
+    let ui = match args.ui_dir {
+        Some(dir) => crosscheck_web::UiSource::Dir(dir),
+        None => crosscheck_web::UiSource::Embedded,
+    };
+    if ui == crosscheck_web::UiSource::Embedded && crosscheck_web::UI_MISSING {
+        eprintln!(
+            "crosscheck: this binary was built without the UI; the browser gets a page that says so (build the UI, then the binary, or pass --ui-dir)"
+        );
+    }
+    let data_dir = crosscheck_review::paths::data_dir().map_err(|e| e.to_string())?;
+    let token = crate::token::load_or_create(&data_dir, args.new_token).map_err(|e| {
+        format!(
+            "cannot keep the web token in {}: {e}",
+            data_dir.join(crate::token::TOKEN_FILE).display()
+        )
+    })?;
+    let target = opencode_target(args.opencode, StartedFrom::Terminal);
     let core = Core::start(CoreOptions {
         target,
         database: crosscheck_review::paths::database_path().map_err(|e| e.to_string())?,
     })
     .map_err(|e| e.to_string())?;
-    let token = crosscheck_web::random_token();
+    let reporter = tokio::spawn(report_connection(core.clone()));
     let options = crosscheck_web::ServeOptions {
         addr: SocketAddr::new(args.host, args.port),
-        ui_dir,
+        ui,
         token: token.clone(),
     };
     let running = crosscheck_web::serve(Api::new(core.clone()), options)
@@ -83,8 +101,63 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         },
         _ = shutdown_signal() => Ok(()),
     };
+    reporter.abort();
     core.shutdown().await;
     outcome
+}
+
+/// Tells the terminal what became of the OpenCode server: where a managed one runs, and when
+/// none could be found or started, what was looked for and what to do.
+async fn report_connection(core: Core) {
+    let mut changes = core.subscribe();
+    let mut last = None;
+    let mut show = |connection: Connection| {
+        let line = match &connection {
+            Connection::Ready {
+                url,
+                version,
+                managed,
+            } => match core.managed_folder() {
+                Some(folder) if *managed => format!(
+                    "OpenCode {version} started at {url}, in {}",
+                    folder.display()
+                ),
+                _ => format!("Attached to OpenCode {version} at {url}"),
+            },
+            Connection::NotInstalled { looked } => format!(
+                "crosscheck: OpenCode is not installed. Looked for:\n{}\n\
+                 Install it (`npm install -g opencode-ai`, or see https://opencode.ai), or name the \
+                 binary with CROSSCHECK_OPENCODE_BIN, or attach to a running server with \
+                 `--opencode URL`. The page in the browser has a Retry button and a field for a URL.",
+                looked
+                    .iter()
+                    .map(|l| format!("  - {l}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ),
+            Connection::Failed { error } => format!(
+                "crosscheck: OpenCode could not be started or reached: {error}\n\
+                 The page in the browser has a Retry button and a field for a URL."
+            ),
+            Connection::Connecting { .. } | Connection::Reconnecting { .. } => return,
+        };
+        if last.as_ref() != Some(&line) {
+            eprintln!("{line}");
+            last = Some(line);
+        }
+    };
+    show(core.connection());
+    loop {
+        match changes.recv().await {
+            Ok(stamped) => {
+                if let Change::Connection { connection } = stamped.change {
+                    show(connection);
+                }
+            }
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => show(core.connection()),
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+        }
+    }
 }
 
 async fn shutdown_signal() {
@@ -107,27 +180,4 @@ async fn shutdown_signal() {
     {
         let _ = ctrl_c.await;
     }
-}
-
-/// The built UI: next to an installed binary (`../share/crosscheck/ui`), or `ui/dist` in an
-/// ancestor of the executable (a source checkout).
-fn find_ui_dir() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let dir = exe.parent()?;
-    let installed = dir.join("../share/crosscheck/ui");
-    if installed.join("index.html").is_file() {
-        return Some(installed);
-    }
-    let from_exe = dir
-        .ancestors()
-        .map(|a| a.join("ui/dist"))
-        .find(|d| d.join("index.html").is_file());
-    let from_cwd = || {
-        std::env::current_dir()
-            .ok()?
-            .ancestors()
-            .map(|a| a.join("ui/dist"))
-            .find(|d| d.join("index.html").is_file())
-    };
-    from_exe.or_else(from_cwd)
 }

@@ -180,6 +180,11 @@ pub enum Connection {
         /// What went wrong, in English.
         error: String,
     },
+    /// No `opencode` program was found to start (and no server URL was given).
+    NotInstalled {
+        /// Each place looked in, as the user reads it.
+        looked: Vec<String>,
+    },
 }
 
 /// An answer to a permission request.

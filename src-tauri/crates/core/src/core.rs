@@ -24,8 +24,14 @@ use crate::store::Store;
 pub enum OpencodeTarget {
     /// Attach to a running server.
     Attach(ServerConfig),
-    /// Start and supervise `opencode serve`.
-    Managed(SupervisorOptions),
+    /// Start and supervise `opencode serve`. `options.working_dir` is the folder the app was
+    /// started from; the server runs in the folder [`crate::launch::managed_folder`] picks.
+    Managed {
+        /// How to find and run it.
+        options: SupervisorOptions,
+        /// Which app starts it (decides the folder).
+        started_from: crate::launch::StartedFrom,
+    },
 }
 
 /// How to start the core.
@@ -80,6 +86,12 @@ pub(crate) struct Inner {
     pub flows: FlowRegistry,
     pub supervisor: tokio::sync::Mutex<Option<Supervisor>>,
     pub tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// The task that starts or attaches to the server and follows it, and its target.
+    pub sync: Mutex<(OpencodeTarget, Option<tokio::task::JoinHandle<()>>)>,
+    /// The folder holding the database (a managed server's last-resort folder lives there).
+    pub data_dir: PathBuf,
+    /// The folder the managed server runs in, once picked.
+    pub managed_folder: Mutex<Option<PathBuf>>,
     /// The cold review engine, or why it could not be opened.
     pub review: std::result::Result<Arc<Engine>, String>,
     /// In-app cold reviews running now, by ledger key.
@@ -138,12 +150,19 @@ impl Core {
                 flows: FlowRegistry::default(),
                 supervisor: tokio::sync::Mutex::new(None),
                 tasks: Mutex::new(Vec::new()),
+                sync: Mutex::new((options.target.clone(), None)),
+                data_dir: options
+                    .database
+                    .parent()
+                    .map(std::path::Path::to_path_buf)
+                    .unwrap_or_default(),
+                managed_folder: Mutex::new(None),
                 review: engine,
                 running_reviews: Mutex::new(HashMap::new()),
             }),
         };
         let task = tokio::spawn(crate::sync::run(core.clone(), options.target));
-        lock(&core.inner.tasks).push(task);
+        lock(&core.inner.sync).1 = Some(task);
         let recorder = tokio::spawn(crate::flows::review_loop::recorder::run(core.clone()));
         lock(&core.inner.tasks).push(recorder);
         if core.inner.review.is_ok()
@@ -161,6 +180,9 @@ impl Core {
 
     /// Stops background work and the managed server, if any.
     pub async fn shutdown(&self) {
+        if let Some(task) = lock(&self.inner.sync).1.take() {
+            task.abort();
+        }
         for task in lock(&self.inner.tasks).drain(..) {
             task.abort();
         }
@@ -168,6 +190,55 @@ impl Core {
         if let Some(sup) = self.inner.supervisor.lock().await.take() {
             sup.stop().await;
         }
+    }
+
+    /// Starts over with `target` (or the current one when `None`): stops following the
+    /// current server (and stops it when it is the managed one), then starts or attaches anew.
+    /// What the UI's Retry and "attach to a URL" do.
+    pub(crate) async fn reconnect(&self, target: Option<OpencodeTarget>) {
+        let old = {
+            let mut sync = lock(&self.inner.sync);
+            if let Some(target) = target {
+                sync.0 = target;
+            }
+            sync.1.take()
+        };
+        if let Some(task) = old {
+            task.abort();
+            let _ = task.await;
+        }
+        if let Some(sup) = self.inner.supervisor.lock().await.take() {
+            sup.stop().await;
+        }
+        self.set_client(None);
+        self.set_connection(Connection::Connecting { url: None });
+        let mut sync = lock(&self.inner.sync);
+        let task = tokio::spawn(crate::sync::run(self.clone(), sync.0.clone()));
+        if let Some(stale) = sync.1.replace(task) {
+            stale.abort();
+        }
+    }
+
+    /// Remembers `dir` as the last project (where the desktop's managed server starts next
+    /// time). A failure is only logged: it changes nothing the user sees now.
+    pub(crate) fn remember_project(&self, dir: &str) {
+        if let Err(e) = self.inner.db.set_last_project(dir) {
+            tracing::warn!("cannot remember the last project: {e}");
+        }
+    }
+
+    /// The folder the managed OpenCode server runs in (none when attached to a URL).
+    pub fn managed_folder(&self) -> Option<PathBuf> {
+        lock(&self.inner.managed_folder).clone()
+    }
+
+    pub(crate) fn set_managed_folder(&self, folder: Option<PathBuf>) {
+        *lock(&self.inner.managed_folder) = folder;
+    }
+
+    /// The folder holding the database.
+    pub(crate) fn data_dir(&self) -> &std::path::Path {
+        &self.inner.data_dir
     }
 
     /// Receives every change from now on.

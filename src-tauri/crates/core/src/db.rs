@@ -105,6 +105,22 @@ impl Db {
         self.put_json("tabs", tabs)
     }
 
+    /// The folder the user last worked in (opened or created a session in), if any.
+    pub fn last_project(&self) -> Option<std::path::PathBuf> {
+        self.get_json::<String>("last_project")
+            .ok()
+            .flatten()
+            .map(std::path::PathBuf::from)
+    }
+
+    /// Remembers the folder the user works in (a session's directory).
+    pub fn set_last_project(&self, dir: &str) -> Result<()> {
+        if self.last_project().is_some_and(|d| d.as_os_str() == dir) {
+            return Ok(());
+        }
+        self.put_json("last_project", &dir)
+    }
+
     /// Every prompt override, by name.
     pub fn prompt_overrides(&self) -> Result<std::collections::HashMap<String, String>> {
         self.with(|c| {

@@ -44,6 +44,8 @@ error_codes! {
     OpencodeMalformed = 422,
     /// `opencode serve` could not be started.
     OpencodeSpawn = 422,
+    /// No `opencode` binary was found to start.
+    OpencodeNotInstalled = 422,
     /// Not connected to an OpenCode server yet.
     OpencodeNotReady = 422,
     /// A server URL that cannot be used.
@@ -202,6 +204,7 @@ fn opencode_code(error: &crosscheck_opencode::Error) -> ErrorCode {
         E::Decode { .. } => ErrorCode::OpencodeMalformed,
         E::InvalidUrl(_) => ErrorCode::InvalidUrl,
         E::Spawn(_) => ErrorCode::OpencodeSpawn,
+        E::NotInstalled { .. } => ErrorCode::OpencodeNotInstalled,
         E::NotReady(_) => ErrorCode::OpencodeNotReady,
     }
 }

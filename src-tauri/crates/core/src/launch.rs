@@ -1,6 +1,7 @@
 //! How the apps pick their OpenCode server: a URL from the command line or
 //! `CROSSCHECK_OPENCODE_URL` (password from `OPENCODE_SERVER_PASSWORD`), else a managed
-//! `opencode serve` from `CROSSCHECK_OPENCODE_BIN`, PATH, or the project's pinned npm install.
+//! `opencode serve` from `CROSSCHECK_OPENCODE_BIN`, PATH, or a pinned npm install next to the
+//! executable; and the folder a managed server runs in.
 
 use std::path::{Path, PathBuf};
 
@@ -8,9 +9,19 @@ use crosscheck_opencode::{ServerConfig, SupervisorOptions};
 
 use crate::core::OpencodeTarget;
 
+/// Which app starts the managed server: it decides the folder the server runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartedFrom {
+    /// `crosscheck serve` in a terminal: the folder it was started from comes first.
+    Terminal,
+    /// The desktop app, which has no meaningful working folder: the last project comes first.
+    Desktop,
+}
+
 /// Attach when a URL is given, else start and supervise `opencode serve`.
-pub fn opencode_target(url: Option<String>) -> OpencodeTarget {
-    match url {
+/// An empty URL (`CROSSCHECK_OPENCODE_URL=`) counts as none.
+pub fn opencode_target(url: Option<String>, started_from: StartedFrom) -> OpencodeTarget {
+    match url.filter(|u| !u.trim().is_empty()) {
         Some(base_url) => OpencodeTarget::Attach(ServerConfig {
             base_url: base_url.trim_end_matches('/').to_owned(),
             password: std::env::var("OPENCODE_SERVER_PASSWORD")
@@ -18,21 +29,64 @@ pub fn opencode_target(url: Option<String>) -> OpencodeTarget {
                 .filter(|p| !p.is_empty()),
         }),
         None => {
-            let working_dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-            OpencodeTarget::Managed(SupervisorOptions {
-                binary: std::env::var_os("CROSSCHECK_OPENCODE_BIN").map(PathBuf::from),
-                search_dirs: search_dirs(std::env::current_exe().ok().as_deref()),
-                working_dir,
-                extra_env: Vec::new(),
-            })
+            let working_dir = std::env::current_dir().unwrap_or_default();
+            OpencodeTarget::Managed {
+                options: SupervisorOptions {
+                    binary: std::env::var_os("CROSSCHECK_OPENCODE_BIN")
+                        .filter(|v| !v.is_empty())
+                        .map(PathBuf::from),
+                    search_dirs: search_dirs(std::env::current_exe().ok().as_deref()),
+                    working_dir,
+                    extra_env: Vec::new(),
+                },
+                started_from,
+            }
         }
     }
 }
 
-/// Folders whose `node_modules` may hold the pinned OpenCode: the executable's folder and its
-/// ancestors, each with its `tests/` child (the project's pin). Never the working folder or
-/// its ancestors: a repository opened there could ship a `node_modules/.bin/opencode` of its
-/// own, and the app would run it.
+/// Whether a managed server may run in `dir`: an existing folder that is neither `/` nor the
+/// whole home folder (OpenCode would treat every file below it as the project).
+pub fn usable_project_folder(dir: &Path, home: Option<&Path>) -> bool {
+    dir.is_absolute()
+        && dir.parent().is_some()
+        && home.is_none_or(|h| !same_folder(dir, h))
+        && dir.is_dir()
+}
+
+fn same_folder(a: &Path, b: &Path) -> bool {
+    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    canon(a) == canon(b)
+}
+
+/// The folder a managed server starts in: the terminal's folder, then the last project (the
+/// desktop: the other way round), each only when [`usable_project_folder`]; else `fallback`
+/// (a folder of Crosscheck's own in its data folder, created when needed).
+pub fn managed_folder(
+    started_from: StartedFrom,
+    current: &Path,
+    last_project: Option<&Path>,
+    home: Option<&Path>,
+    fallback: &Path,
+) -> PathBuf {
+    let mut order = [Some(current), last_project];
+    if started_from == StartedFrom::Desktop {
+        order.reverse();
+    }
+    order
+        .into_iter()
+        .flatten()
+        .find(|d| usable_project_folder(d, home))
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| fallback.to_path_buf())
+}
+
+/// Folders whose `node_modules` may hold a pinned OpenCode, all found from the executable:
+/// a global npm install of `opencode-ai` under the same prefix (`<prefix>/lib/node_modules/
+/// opencode-ai`, for an executable in `<prefix>/bin`), then the executable's folder and its
+/// ancestors, each with its `tests/` child (a source checkout's pin). Never the working folder
+/// or its ancestors: a repository opened there could ship a `node_modules/.bin/opencode` of
+/// its own, and the app would run it.
 fn search_dirs(exe: Option<&Path>) -> Vec<PathBuf> {
     let roots: Vec<PathBuf> = exe
         .map(|exe| {
@@ -43,7 +97,11 @@ fn search_dirs(exe: Option<&Path>) -> Vec<PathBuf> {
                 .collect()
         })
         .unwrap_or_default();
-    let mut dirs = Vec::new();
+    let mut dirs: Vec<PathBuf> = roots
+        .get(1)
+        .map(|prefix| prefix.join("lib/node_modules/opencode-ai"))
+        .into_iter()
+        .collect();
     for root in roots {
         for dir in [root.clone(), root.join("tests")] {
             if !dirs.contains(&dir) {
@@ -70,13 +128,18 @@ mod tests {
 
     #[test]
     fn the_working_folder_is_never_searched_for_opencode() {
-        let OpencodeTarget::Managed(options) = opencode_target(None) else {
+        let OpencodeTarget::Managed { options, .. } = opencode_target(None, StartedFrom::Terminal)
+        else {
             panic!("no URL: a managed server");
         };
         let cwd = std::env::current_dir().unwrap();
         let exe = std::env::current_exe().unwrap();
         for dir in &options.search_dirs {
-            let from_exe = exe.ancestors().any(|a| dir == a || *dir == a.join("tests"));
+            let from_exe = exe.ancestors().any(|a| {
+                dir == a
+                    || *dir == a.join("tests")
+                    || *dir == a.join("lib/node_modules/opencode-ai")
+            });
             assert!(from_exe, "{} is not next to the executable", dir.display());
         }
         // Folders the working folder has that the executable does not are never searched.
@@ -89,5 +152,57 @@ mod tests {
             );
         }
         assert_eq!(search_dirs(None), Vec::<PathBuf>::new());
+    }
+
+    #[test]
+    fn a_managed_server_never_runs_in_the_root_or_the_whole_home_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("home");
+        let project = home.join("project");
+        let last = home.join("last");
+        let fallback = tmp.path().join("data/workspace");
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::create_dir_all(&last).unwrap();
+        let pick = |from, current: &Path, last: Option<&Path>| {
+            managed_folder(from, current, last, Some(&home), &fallback)
+        };
+        use StartedFrom::{Desktop, Terminal};
+        // The terminal's folder first; the desktop's last project first.
+        assert_eq!(pick(Terminal, &project, Some(&last)), project);
+        assert_eq!(pick(Desktop, &project, Some(&last)), last);
+        assert_eq!(pick(Desktop, &project, None), project);
+        // Neither `/` nor the home folder (also spelt differently), nor a missing folder.
+        assert_eq!(pick(Terminal, Path::new("/"), Some(&last)), last);
+        assert_eq!(pick(Terminal, &home, None), fallback);
+        assert_eq!(pick(Terminal, &home.join("project/.."), None), fallback);
+        assert_eq!(pick(Desktop, &home, Some(Path::new("/"))), fallback);
+        assert_eq!(
+            pick(Desktop, &home, Some(&tmp.path().join("gone"))),
+            fallback
+        );
+    }
+
+    #[test]
+    fn an_empty_url_means_a_managed_server() {
+        for url in [Some(String::new()), Some("  ".into()), None] {
+            assert!(matches!(
+                opencode_target(url, StartedFrom::Terminal),
+                OpencodeTarget::Managed { .. }
+            ));
+        }
+        assert!(matches!(
+            opencode_target(Some("http://127.0.0.1:4096/".into()), StartedFrom::Desktop),
+            OpencodeTarget::Attach(c) if c.base_url == "http://127.0.0.1:4096"
+        ));
+    }
+
+    #[test]
+    fn a_global_npm_install_under_the_executables_prefix_is_searched() {
+        let dirs = search_dirs(Some(Path::new("/opt/tools/bin/crosscheck")));
+        assert_eq!(
+            dirs[0],
+            Path::new("/opt/tools/lib/node_modules/opencode-ai")
+        );
+        assert!(dirs.contains(&PathBuf::from("/opt/tools/bin")));
     }
 }

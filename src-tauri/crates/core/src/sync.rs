@@ -23,21 +23,34 @@ pub(crate) const PAGE_SIZE: u32 = 50;
 
 pub(crate) async fn run(core: Core, target: OpencodeTarget) {
     let (config, managed) = match target {
-        OpencodeTarget::Attach(config) => (config, false),
-        OpencodeTarget::Managed(options) => match Supervisor::start(options).await {
-            Ok(sup) => {
-                let config = sup.config();
-                watch_supervisor(&core, &sup);
-                core.keep_supervisor(sup).await;
-                (config, true)
+        OpencodeTarget::Attach(config) => {
+            core.set_managed_folder(None);
+            (config, false)
+        }
+        OpencodeTarget::Managed {
+            mut options,
+            started_from,
+        } => {
+            options.working_dir = managed_folder_for(&core, started_from, &options.working_dir);
+            match Supervisor::start(options).await {
+                Ok(sup) => {
+                    let config = sup.config();
+                    watch_supervisor(&core, &sup);
+                    core.keep_supervisor(sup).await;
+                    (config, true)
+                }
+                Err(crosscheck_opencode::Error::NotInstalled { looked }) => {
+                    core.set_connection(Connection::NotInstalled { looked });
+                    return;
+                }
+                Err(e) => {
+                    core.set_connection(Connection::Failed {
+                        error: e.to_string(),
+                    });
+                    return;
+                }
             }
-            Err(e) => {
-                core.set_connection(Connection::Failed {
-                    error: e.to_string(),
-                });
-                return;
-            }
-        },
+        }
     };
     core.set_connection(Connection::Connecting {
         url: Some(config.base_url.clone()),
@@ -53,6 +66,35 @@ pub(crate) async fn run(core: Core, target: OpencodeTarget) {
     };
     core.set_client(Some(client.clone()));
     follow_stream(core, client, config, managed).await;
+}
+
+/// The folder the managed server runs in (see [`crate::launch::managed_folder`]); the
+/// last-resort folder in the data folder is created here.
+fn managed_folder_for(
+    core: &Core,
+    started_from: crate::launch::StartedFrom,
+    current: &std::path::Path,
+) -> std::path::PathBuf {
+    let last = core.db().last_project();
+    let home = std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(std::env::home_dir);
+    let fallback = core.data_dir().join("workspace");
+    let folder = crate::launch::managed_folder(
+        started_from,
+        current,
+        last.as_deref(),
+        home.as_deref(),
+        &fallback,
+    );
+    if folder == fallback
+        && let Err(e) = std::fs::create_dir_all(&folder)
+    {
+        tracing::warn!("cannot create {}: {e}", folder.display());
+    }
+    tracing::info!("the managed OpenCode server runs in {}", folder.display());
+    core.set_managed_folder(Some(folder.clone()));
+    folder
 }
 
 fn watch_supervisor(core: &Core, sup: &Supervisor) {

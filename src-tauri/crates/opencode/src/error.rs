@@ -47,6 +47,12 @@ pub enum Error {
     /// `opencode serve` could not be found or started.
     #[error("could not start opencode: {0}")]
     Spawn(String),
+    /// No `opencode` binary was found (and none was named): where it was looked for.
+    #[error("opencode is not installed: looked for {}", looked.join("; "))]
+    NotInstalled {
+        /// Each place looked in, as a user reads it (`opencode on PATH (...)`, a folder).
+        looked: Vec<String>,
+    },
     /// `opencode serve` started but did not become ready.
     #[error("opencode did not become ready: {0}")]
     NotReady(String),
@@ -63,6 +69,7 @@ impl Error {
             Error::Decode { .. } => "opencode_malformed",
             Error::InvalidUrl(_) => "invalid_url",
             Error::Spawn(_) => "opencode_spawn",
+            Error::NotInstalled { .. } => "opencode_not_installed",
             Error::NotReady(_) => "opencode_not_ready",
         }
     }

@@ -352,6 +352,8 @@ impl Launch {
         // Its own process group, so stop() reaches the tools and servers it starts.
         #[cfg(unix)]
         command.process_group(0);
+        #[cfg(target_os = "linux")]
+        die_with_parent(&mut command);
         let mut child = command
             .spawn()
             .map_err(|e| Error::Spawn(format!("{}: {e}", self.binary.display())))?;
@@ -453,6 +455,29 @@ impl Launch {
         let skip = tail.len().saturating_sub(QUOTED_LINES);
         let quoted: Vec<&str> = tail.iter().skip(skip).map(String::as_str).collect();
         format!("{message}; last output:\n{}", quoted.join("\n"))
+    }
+}
+
+/// Makes the kernel kill the server when Crosscheck dies, however it dies (SIGKILL, a crash),
+/// so no managed `opencode serve` outlives it. The signal follows the *thread* that spawned
+/// the child: spawns run on the async runtime's worker threads, which live as long as the
+/// process (nothing here moves a worker into the blocking pool). A parent that died between
+/// fork and exec is caught by comparing the parent's pid.
+#[cfg(target_os = "linux")]
+fn die_with_parent(command: &mut Command) {
+    let parent = std::process::id();
+    // SAFETY: the closure runs in the forked child before exec and calls only the
+    // async-signal-safe `prctl`, `getppid` and `_exit`.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() as u32 != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
     }
 }
 
@@ -626,18 +651,25 @@ fn find_binary_in(
             }
         }
     }
-    let looked: Vec<String> = search_dirs
-        .iter()
-        .map(|d| d.join("node_modules").display().to_string())
-        .collect();
-    Err(Error::Spawn(if looked.is_empty() {
-        "opencode was not found on PATH".into()
+    let path_dirs: Vec<String> = path_var
+        .map(|p| {
+            std::env::split_paths(p)
+                .filter(|d| d.is_absolute())
+                .map(|d| d.display().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut looked = vec![if path_dirs.is_empty() {
+        format!("{EXE} on PATH (PATH is empty)")
     } else {
-        format!(
-            "opencode was not found on PATH nor in {}",
-            looked.join(", ")
-        )
-    }))
+        format!("{EXE} on PATH ({})", path_dirs.join(":"))
+    }];
+    looked.extend(
+        search_dirs
+            .iter()
+            .map(|d| format!("{}/", d.join("node_modules").display())),
+    );
+    Err(Error::NotInstalled { looked })
 }
 
 #[cfg(windows)]
@@ -790,7 +822,16 @@ mod tests {
         let path = path_of(&[&bin, &other]);
         let err = find_binary_in(None, Some(&path), &[tmp.path().to_path_buf()])
             .expect_err("none usable");
-        assert!(err.to_string().contains("node_modules"), "{err}");
+        assert_eq!(err.code(), "opencode_not_installed");
+        let Error::NotInstalled { looked } = &err else {
+            panic!("{err:?}")
+        };
+        assert!(looked[0].starts_with("opencode on PATH ("), "{looked:?}");
+        assert!(looked[0].contains(&bin.display().to_string()), "{looked:?}");
+        assert_eq!(
+            looked[1],
+            format!("{}/", tmp.path().join("node_modules").display())
+        );
         let third = tmp.path().join("third");
         fake_exe(&third.join("opencode"));
         let path = path_of(&[&bin, &other, &third]);

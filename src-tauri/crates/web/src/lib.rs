@@ -1,4 +1,6 @@
-//! Web mode: serves the built UI and the Api over HTTP + SSE on loopback, behind a random token.
+//! Web mode: serves the UI (built into the binary, or from `--ui-dir`) and the Api over HTTP +
+//! SSE on loopback, behind a token. The app's page itself needs the token too (`?token=`, then
+//! a cookie for this port): without it the browser gets a page that explains the token.
 //! `POST /api` takes a request and answers its JSON result or `{code, message}`;
 //! `GET /api/events` streams batches of changes as SSE `data:` frames (JSON arrays).
 //!
@@ -9,12 +11,12 @@
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::Json;
 use axum::Router;
 use axum::extract::{Query, Request, State};
+use axum::http::Uri;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -23,8 +25,14 @@ use axum::routing::{get, post};
 use crosscheck_core::api::{LOCAL_CLIENT, next_batch};
 use crosscheck_core::{Api, ApiError, ErrorCode};
 use serde::Deserialize;
-use tower_http::services::{ServeDir, ServeFile};
 use tower_http::set_header::SetResponseHeaderLayer;
+
+mod assets;
+mod token_page;
+
+use assets::{Assets, REVALIDATE};
+pub use assets::{UI_MISSING, UiSource};
+use token_page::Refusal;
 
 /// Errors of web mode.
 #[derive(Debug, thiserror::Error)]
@@ -37,9 +45,9 @@ pub enum Error {
         /// The operating system's reason.
         source: std::io::Error,
     },
-    /// The UI folder is missing.
-    #[error("the UI is not built: {0} has no index.html (run the UI build first)")]
-    NoUi(PathBuf),
+    /// The UI folder given has no `index.html`.
+    #[error("{0} has no index.html: pass the folder the UI build writes (ui/dist)")]
+    NoUi(std::path::PathBuf),
     /// The server stopped with an error.
     #[error("web server failed: {0}")]
     Serve(std::io::Error),
@@ -50,8 +58,8 @@ pub enum Error {
 pub struct ServeOptions {
     /// Address to bind (loopback).
     pub addr: SocketAddr,
-    /// Folder with the built UI (`index.html` and assets).
-    pub ui_dir: PathBuf,
+    /// Where the UI's files come from.
+    pub ui: UiSource,
     /// Token every Api call must carry.
     pub token: String,
 }
@@ -74,6 +82,8 @@ struct AppState {
     api: Api,
     token: Arc<str>,
     streams: Arc<tokio::sync::Semaphore>,
+    assets: Arc<Assets>,
+    port: u16,
 }
 
 /// A new random token: 32 url-safe characters.
@@ -91,9 +101,11 @@ pub const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' '
 
 /// Binds and starts serving; returns once the socket is bound.
 pub async fn serve(api: Api, options: ServeOptions) -> Result<Running, Error> {
-    let index = options.ui_dir.join("index.html");
-    if !index.is_file() {
-        return Err(Error::NoUi(options.ui_dir));
+    let assets = Assets::new(options.ui.clone());
+    if let UiSource::Dir(dir) = &options.ui
+        && !assets.has_index()
+    {
+        return Err(Error::NoUi(dir.clone()));
     }
     let listener = tokio::net::TcpListener::bind(options.addr)
         .await
@@ -106,14 +118,16 @@ pub async fn serve(api: Api, options: ServeOptions) -> Result<Running, Error> {
         api,
         token: options.token.into(),
         streams: Arc::new(tokio::sync::Semaphore::new(MAX_EVENT_STREAMS)),
+        assets: Arc::new(assets),
+        port: addr.port(),
     };
-    let router = router(state, options.ui_dir);
+    let router = router(state);
     let task =
         tokio::spawn(async move { axum::serve(listener, router).await.map_err(Error::Serve) });
     Ok(Running { addr, task })
 }
 
-fn router(state: AppState, ui_dir: PathBuf) -> Router {
+fn router(state: AppState) -> Router {
     let api = Router::new()
         .route("/api", post(call))
         .route("/api/events", get(events))
@@ -123,8 +137,7 @@ fn router(state: AppState, ui_dir: PathBuf) -> Router {
             "/api/health",
             get(|| async { Json(serde_json::json!({"ok": true})) }),
         );
-    let static_files = ServeDir::new(&ui_dir).fallback(ServeFile::new(ui_dir.join("index.html")));
-    api.fallback_service(static_files)
+    api.fallback(get(ui_file))
         .layer(middleware::from_fn(require_loopback_host))
         .layer(SetResponseHeaderLayer::overriding(
             header::CONTENT_SECURITY_POLICY,
@@ -182,6 +195,17 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// The token a request carries: `Authorization: Bearer`, else `?token=`.
+fn given_token(headers: &HeaderMap, query: Option<String>) -> String {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|h| h.strip_prefix("Bearer "))
+        .map(str::to_owned)
+        .or(query)
+        .unwrap_or_default()
+}
+
 async fn require_token(
     State(state): State<AppState>,
     Query(query): Query<TokenQuery>,
@@ -189,12 +213,7 @@ async fn require_token(
     request: Request,
     next: Next,
 ) -> Response {
-    let bearer = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|h| h.to_str().ok())
-        .and_then(|h| h.strip_prefix("Bearer "))
-        .map(str::to_owned);
-    let given = bearer.or(query.token).unwrap_or_default();
+    let given = given_token(&headers, query.token);
     if constant_time_eq(given.as_bytes(), state.token.as_bytes()) {
         next.run(request).await
     } else {
@@ -273,4 +292,146 @@ async fn events(State(state): State<AppState>, Query(query): Query<EventsQuery>)
 
 async fn stats(State(state): State<AppState>) -> Response {
     Json(state.api.stats()).into_response()
+}
+
+/// The cookie that lets this browser reload the app without the token in the address. Named by
+/// port: cookies do not tell ports apart, and two servers may run side by side.
+fn cookie_name(port: u16) -> String {
+    format!("crosscheck_token_{port}")
+}
+
+fn cookie_token(headers: &HeaderMap, port: u16) -> Option<String> {
+    let name = cookie_name(port);
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|h| h.to_str().ok())
+        .flat_map(|h| h.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.to_owned())
+}
+
+/// A file of the UI, or the app's page for every other path (the token page without the
+/// token). Hashed build files need no token: they are the same for everyone.
+async fn ui_file(
+    State(state): State<AppState>,
+    Query(query): Query<TokenQuery>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let path = uri.path().trim_start_matches('/');
+    if !path.is_empty()
+        && path != "index.html"
+        && let Some(asset) = state.assets.get(path)
+    {
+        return asset_response(&asset, &headers);
+    }
+    if path.starts_with("assets/") {
+        return (StatusCode::NOT_FOUND, "not found").into_response();
+    }
+    let from_query = query.token.is_some();
+    let given = query.token.or_else(|| cookie_token(&headers, state.port));
+    let accepted = given
+        .as_deref()
+        .is_some_and(|g| constant_time_eq(g.as_bytes(), state.token.as_bytes()));
+    if !accepted {
+        let refusal = if given.is_some() {
+            Refusal::Wrong
+        } else {
+            Refusal::Missing
+        };
+        let lang = headers
+            .get(header::ACCEPT_LANGUAGE)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or_default();
+        let page = token_page::render(refusal, state.port, lang);
+        let mut res = (StatusCode::UNAUTHORIZED, page).into_response();
+        let h = res.headers_mut();
+        h.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        );
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        return res;
+    }
+    let Some(index) = state.assets.get("index.html") else {
+        return (StatusCode::NOT_FOUND, "the UI has no index.html").into_response();
+    };
+    // The page learns the token from a meta tag: a new tab opened on the bare address (the
+    // cookie) can call the Api too. Only a holder of the token gets this page.
+    let html = String::from_utf8_lossy(&index.body);
+    let meta = format!(
+        "<meta name=\"crosscheck-token\" content=\"{}\">",
+        state.token
+    );
+    let html = match html.find("</head>") {
+        Some(at) => format!("{}{meta}{}", &html[..at], &html[at..]),
+        None => format!("{meta}{html}"),
+    };
+    let mut res = html.into_response();
+    let h = res.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static(REVALIDATE));
+    if from_query {
+        let cookie = format!(
+            "{}={}; Path=/; HttpOnly; SameSite=Strict; Max-Age=31536000",
+            cookie_name(state.port),
+            state.token
+        );
+        if let Ok(v) = HeaderValue::from_str(&cookie) {
+            h.insert(header::SET_COOKIE, v);
+        }
+    }
+    res
+}
+
+/// A file with its type, cache policy and ETag; gzip when the client takes it; 304 when the
+/// client has it already.
+fn asset_response(asset: &assets::Asset, headers: &HeaderMap) -> Response {
+    let etag = HeaderValue::from_str(&asset.etag).ok();
+    let not_modified = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|h| h.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == asset.etag));
+    let gzip = asset.gzip.as_ref().filter(|_| {
+        headers
+            .get(header::ACCEPT_ENCODING)
+            .and_then(|h| h.to_str().ok())
+            .is_some_and(|v| {
+                v.split(',').any(|e| {
+                    let mut parts = e.trim().split(';');
+                    parts.next() == Some("gzip")
+                        && !parts.any(|p| p.trim().replace(' ', "") == "q=0")
+                })
+            })
+    });
+    let mut res = if not_modified {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else if let Some(packed) = gzip {
+        let mut res = axum::body::Body::from(packed.clone()).into_response();
+        res.headers_mut()
+            .insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        res
+    } else {
+        axum::body::Body::from(asset.body.clone()).into_response()
+    };
+    let h = res.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&asset.mime) {
+        h.insert(header::CONTENT_TYPE, v);
+    }
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static(asset.cache_control),
+    );
+    if asset.gzip.is_some() {
+        h.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+    }
+    if let Some(etag) = etag {
+        h.insert(header::ETAG, etag);
+    }
+    res
 }

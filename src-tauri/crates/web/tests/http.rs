@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 
 use crosscheck_core::{Api, Core, CoreOptions, OpencodeTarget};
 use crosscheck_opencode::ServerConfig;
-use crosscheck_web::{CSP, ServeOptions, serve};
+use crosscheck_web::{CSP, ServeOptions, UiSource, serve};
 use serde_json::{Value, json};
 
 struct Served {
@@ -18,12 +18,21 @@ struct Served {
 async fn start() -> Served {
     let dir = tempfile::tempdir().expect("tempdir");
     let ui = dir.path().join("ui");
-    std::fs::create_dir_all(&ui).expect("mkdir");
+    std::fs::create_dir_all(ui.join("assets")).expect("mkdir");
     std::fs::write(
         ui.join("index.html"),
-        "<!doctype html><title>Crosscheck</title>",
+        "<!doctype html><html><head><title>Crosscheck</title></head><body></body></html>",
     )
     .expect("index");
+    std::fs::write(
+        ui.join("assets/app-1234.js"),
+        "console.log(1);\n".repeat(200),
+    )
+    .expect("asset");
+    start_with(dir, UiSource::Dir(ui)).await
+}
+
+async fn start_with(dir: tempfile::TempDir, ui: UiSource) -> Served {
     // Nothing listens on port 9: the core keeps trying to connect, the Api still answers.
     let core = Core::start(CoreOptions {
         target: OpencodeTarget::Attach(ServerConfig {
@@ -38,7 +47,7 @@ async fn start() -> Served {
         Api::new(core),
         ServeOptions {
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-            ui_dir: ui,
+            ui,
             token: token.clone(),
         },
     )
@@ -137,7 +146,7 @@ async fn a_foreign_host_name_is_refused() {
 async fn static_files_carry_the_csp_and_unknown_paths_get_the_app() {
     let s = start().await;
     for path in ["/", "/some/deep/link"] {
-        let res = reqwest::get(format!("{}{path}", s.base))
+        let res = reqwest::get(format!("{}{path}?token={}", s.base, s.token))
             .await
             .expect("get");
         assert_eq!(res.status().as_u16(), 200);
@@ -252,4 +261,182 @@ async fn an_event_stream_keeps_its_client_connected_until_it_ends() {
         .await
         .expect("stats");
     assert_eq!(unauthorized.status(), 401);
+}
+
+fn no_redirects() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client")
+}
+
+#[tokio::test]
+async fn the_app_page_without_the_token_is_a_page_that_explains_it() {
+    let s = start().await;
+    let client = no_redirects();
+    for (url, reason) in [
+        (format!("{}/", s.base), "missing"),
+        (format!("{}/?token=not-the-token", s.base), "wrong"),
+    ] {
+        let res = client.get(&url).send().await.expect("get");
+        assert_eq!(res.status().as_u16(), 401, "{url}");
+        assert_eq!(res.headers()["cache-control"], "no-store");
+        let body = res.text().await.expect("body");
+        assert!(
+            body.contains(&format!("data-reason=\"{reason}\"")),
+            "{body}"
+        );
+        assert!(body.contains("crosscheck serve"), "{body}");
+        assert!(!body.contains("<title>Crosscheck</title>"), "{body}");
+        assert!(!body.contains(&s.token), "the page must not leak the token");
+    }
+    let german = client
+        .get(format!("{}/", s.base))
+        .header("accept-language", "de-DE,de;q=0.9")
+        .send()
+        .await
+        .expect("get");
+    assert!(german.text().await.expect("body").contains("lang=\"de\""));
+}
+
+#[tokio::test]
+async fn the_token_in_the_address_leaves_a_cookie_for_reloads_and_the_page_gets_the_token() {
+    let s = start().await;
+    let client = no_redirects();
+    let first = client
+        .get(format!("{}/?token={}", s.base, s.token))
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(first.status().as_u16(), 200);
+    assert_eq!(first.headers()["cache-control"], "no-cache");
+    let cookie = first.headers()["set-cookie"]
+        .to_str()
+        .expect("ascii")
+        .to_owned();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    let body = first.text().await.expect("body");
+    assert!(
+        body.contains(&format!(
+            "<meta name=\"crosscheck-token\" content=\"{}\">",
+            s.token
+        )),
+        "{body}"
+    );
+    let pair = cookie.split(';').next().expect("pair").to_owned();
+    let reload = client
+        .get(format!("{}/", s.base))
+        .header("cookie", &pair)
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(reload.status().as_u16(), 200);
+    // The cookie names this server's port: another port's cookie is not taken.
+    let other = pair.replacen("crosscheck_token_", "crosscheck_token_1", 1);
+    let res = client
+        .get(format!("{}/", s.base))
+        .header("cookie", other)
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(res.status().as_u16(), 401);
+    // The cookie is not a credential for the Api.
+    let api = client
+        .post(format!("{}/api", s.base))
+        .header("cookie", &pair)
+        .body(r#"{"cmd":"snapshot"}"#)
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(api.status().as_u16(), 401);
+}
+
+#[tokio::test]
+async fn build_files_are_immutable_typed_compressed_and_revalidated_by_etag() {
+    let s = start().await;
+    let client = no_redirects();
+    let url = format!("{}/assets/app-1234.js", s.base);
+    let res = client
+        .get(&url)
+        .header("accept-encoding", "gzip")
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(res.status().as_u16(), 200);
+    let h = res.headers().clone();
+    assert_eq!(h["content-type"], "text/javascript; charset=utf-8");
+    assert_eq!(h["cache-control"], "public, max-age=31536000, immutable");
+    assert_eq!(h["content-encoding"], "gzip");
+    assert_eq!(h["content-security-policy"], CSP);
+    let packed = res.bytes().await.expect("body");
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&packed[..]), &mut text)
+        .expect("gunzip");
+    assert_eq!(text, "console.log(1);\n".repeat(200));
+    let plain = client.get(&url).send().await.expect("get");
+    assert!(plain.headers().get("content-encoding").is_none());
+    let etag = h["etag"].to_str().expect("etag").to_owned();
+    let again = client
+        .get(&url)
+        .header("if-none-match", &etag)
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(again.status().as_u16(), 304);
+    let missing = client
+        .get(format!("{}/assets/gone-0000.js", s.base))
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(missing.status().as_u16(), 404);
+    let escape = client
+        .get(format!("{}/assets/..%2f..%2fcrosscheck.db", s.base))
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(escape.status().as_u16(), 404);
+}
+
+#[tokio::test]
+async fn the_ui_built_into_the_binary_is_served_without_a_folder() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = start_with(dir, UiSource::Embedded).await;
+    let client = no_redirects();
+    let res = client
+        .get(format!("{}/?token={}", s.base, s.token))
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(res.status().as_u16(), 200);
+    let body = res.text().await.expect("body");
+    if crosscheck_web::UI_MISSING {
+        assert!(body.contains("data-testid=\"ui-missing\""), "{body}");
+        return;
+    }
+    // The built page names its hashed script; that file is served from the binary too.
+    let script = body
+        .split("src=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("a script in index.html")
+        .trim_start_matches("./")
+        .to_owned();
+    assert!(script.starts_with("assets/"), "{script}");
+    let js = client
+        .get(format!("{}/{script}", s.base))
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(js.status().as_u16(), 200);
+    assert_eq!(
+        js.headers()["cache-control"],
+        "public, max-age=31536000, immutable"
+    );
+    assert_eq!(
+        js.headers()["content-type"],
+        "text/javascript; charset=utf-8"
+    );
 }

@@ -63,7 +63,8 @@ export function isApiError(value: unknown): value is ApiError {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Web token: `?token=` on first load, then sessionStorage; removed from the visible URL.
+// Web token: `?token=` on first load, else the one the server wrote into the page (it serves
+// the page only to holders of the token), else sessionStorage; removed from the visible URL.
 
 let token: string | null | undefined;
 
@@ -72,6 +73,7 @@ export function readToken(
   loc: Pick<Location, 'search' | 'pathname' | 'hash'> = location,
   storage: Pick<Storage, 'getItem' | 'setItem'> | null = safeSessionStorage(),
   hist: Pick<History, 'replaceState' | 'state'> | null = typeof history !== 'undefined' ? history : null,
+  doc: Pick<Document, 'querySelector'> | null = typeof document !== 'undefined' ? document : null,
 ): string | null {
   const params = new URLSearchParams(loc.search);
   const fromUrl = params.get('token');
@@ -86,6 +88,8 @@ export function readToken(
     hist?.replaceState(hist.state, '', `${loc.pathname}${rest ? `?${rest}` : ''}${loc.hash}`);
     return fromUrl;
   }
+  const fromPage = doc?.querySelector('meta[name="crosscheck-token"]')?.getAttribute('content');
+  if (fromPage) return fromPage;
   try {
     return storage?.getItem(TOKEN_KEY) ?? null;
   } catch {

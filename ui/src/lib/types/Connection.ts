@@ -35,4 +35,8 @@ retryInMs: number, } | { "state": "failed",
 /**
  * What went wrong, in English.
  */
-error: string, };
+error: string, } | { "state": "notInstalled", 
+/**
+ * Each place looked in, as the user reads it.
+ */
+looked: Array<string>, };

@@ -72,43 +72,23 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
-/// The program to run: `crosscheck` when PATH resolves it to this binary, else this binary.
-fn default_program() -> Result<String, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("current executable: {e}"))?;
-    let exe = exe.canonicalize().unwrap_or(exe);
-    if let Some(path) = std::env::var_os("PATH") {
-        for dir in std::env::split_paths(&path) {
-            let candidate = dir.join("crosscheck");
-            if candidate.canonicalize().is_ok_and(|c| c == exe) {
-                return Ok("crosscheck".to_owned());
-            }
-        }
-    }
-    Ok(exe.to_string_lossy().into_owned())
-}
-
-/// (program for spawn, command line for a shell). The git hook always names this binary by
-/// its absolute path: git runs hooks with the caller's `PATH`, where a relative entry or a
-/// folder the repository controls could put another `crosscheck` first.
+/// (program for spawn, command line for a shell). Without `--command`, every hook names this
+/// binary by its absolute path (an installed `crosscheck` is then the one in `PREFIX/bin`):
+/// agents and git run hooks with their own `PATH`, which may lack the folder it was installed
+/// to, or hold a relative entry or a folder the repository controls that puts another
+/// `crosscheck` first.
 fn command(args: &InstallArgs) -> Result<(String, String), String> {
-    match &args.command {
-        Some(cmd) => Ok((cmd.clone(), cmd.clone())),
-        None if args.target == Target::Git => {
-            let exe = std::env::current_exe().map_err(|e| format!("current executable: {e}"))?;
-            let program = exe
-                .canonicalize()
-                .unwrap_or(exe)
-                .to_string_lossy()
-                .into_owned();
-            let quoted = shell_quote(&program);
-            Ok((program, quoted))
-        }
-        None => {
-            let program = default_program()?;
-            let quoted = shell_quote(&program);
-            Ok((program, quoted))
-        }
+    if let Some(cmd) = &args.command {
+        return Ok((cmd.clone(), cmd.clone()));
     }
+    let exe = std::env::current_exe().map_err(|e| format!("current executable: {e}"))?;
+    let program = exe
+        .canonicalize()
+        .unwrap_or(exe)
+        .to_string_lossy()
+        .into_owned();
+    let quoted = shell_quote(&program);
+    Ok((program, quoted))
 }
 
 fn write_file(path: &Path, content: &str, executable: bool) -> Result<(), String> {

@@ -177,11 +177,12 @@ console.log(JSON.stringify(results.map((r) => r ?? null)));
     );
 }
 
-/// The git hook names the binary by its absolute path even when `crosscheck` on PATH is this
-/// binary: a PATH entry the repository controls must not stand in for it.
+/// The hooks name the binary by its absolute path even when `crosscheck` on PATH is this
+/// binary: a PATH entry the repository controls must not stand in for it, and an agent's PATH
+/// may lack the folder it was installed to.
 #[cfg(unix)]
 #[test]
-fn the_git_hook_names_the_binary_by_its_absolute_path() {
+fn the_hooks_name_the_binary_by_its_absolute_path() {
     let env = Env::new();
     let bin = env.dir.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
@@ -203,7 +204,6 @@ fn the_git_hook_names_the_binary_by_its_absolute_path() {
         script.contains(&format!("exec {} gate commit", exe.display())),
         "{script}"
     );
-    // Claude Code's hook may still say `crosscheck` (its settings are the user's to edit).
     let mut cmd = Command::new(&exe);
     cmd.args(["gate", "install", "claude", "--print"]);
     env.apply(&mut cmd);
@@ -213,7 +213,10 @@ fn the_git_hook_names_the_binary_by_its_absolute_path() {
     );
     let out = crate::gate_support::run(cmd, None);
     assert!(
-        stdout(&out).contains("\"crosscheck gate plan --format claude-json\""),
+        stdout(&out).contains(&format!(
+            "\"{} gate plan --format claude-json\"",
+            exe.display()
+        )),
         "{}",
         stdout(&out)
     );

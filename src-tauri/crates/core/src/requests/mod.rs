@@ -10,6 +10,7 @@ pub mod handoff;
 pub mod prompts;
 pub mod review_loop;
 pub mod reviews;
+pub mod server;
 pub mod sessions;
 pub mod settings;
 pub mod transcripts;
@@ -37,6 +38,7 @@ pub use handoff::{CancelFlow, StartHandoffReview, Transfer};
 pub use prompts::{ResetPrompt, SetPrompt};
 pub use review_loop::ListFindings;
 pub use reviews::{ColdReview, GetReview, ListReviews};
+pub use server::AttachServer;
 pub use sessions::{ArchiveSession, CreateSession, DeleteSession, RenameSession};
 pub use settings::{ActivateTab, CloseTab, MoveTab, OpenTab, SetSettings};
 pub use transcripts::{CloseSession, LoadOlder, OpenSession};
@@ -101,6 +103,8 @@ requests! {
         Prompts => Vec<PromptTemplate> = prompts::list;
         /// Review loops: the running ones and the newest that ended.
         ListLoops => Vec<LoopState> = review_loop::list_loops;
+        /// Starts or attaches to the OpenCode server again (the Retry button).
+        Reconnect => () = server::reconnect;
     }
     per_client {
         /// Starts following a session's transcript for the client; answers its newest page.
@@ -111,6 +115,8 @@ requests! {
     with {
         /// Loads the page before the oldest loaded message.
         LoadOlder(LoadOlder) => OlderPage = transcripts::load_older;
+        /// Attaches to the OpenCode server at a URL instead of the current one.
+        AttachServer(AttachServer) => () = server::attach;
         /// Creates a session in a directory.
         CreateSession(CreateSession) => SessionView = sessions::create;
         /// Renames a session.

@@ -72,6 +72,7 @@ pub async fn create(core: &Core, req: CreateSession) -> Result<SessionView> {
         ..Default::default()
     };
     let session = core.client()?.create_session(&req.directory, &body).await?;
+    core.remember_project(&req.directory);
     Ok(core.remember_session(session))
 }
 

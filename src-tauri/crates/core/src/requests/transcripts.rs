@@ -40,6 +40,11 @@ pub struct CloseSession {
 /// window.
 pub async fn open(core: &Core, client: &str, req: OpenSession) -> Result<TranscriptPage> {
     follow_transcript(core, &req.session_id, &client_follower(client)).await?;
+    if let Some(dir) =
+        core.read_store(|s, _| s.session(&req.session_id).map(|x| x.directory.clone()))
+    {
+        core.remember_project(&dir);
+    }
     loaded_page(core, &req.session_id)
 }
 
