@@ -201,6 +201,14 @@ pub struct Store {
     sessions_loads: HashMap<u64, usize>,
     /// The last token handed out for a fetch.
     last_token: u64,
+    /// Cold reviews' scratch sessions seen on the event stream: never shown, their status
+    /// and deletion events dropped too.
+    scratch: HashSet<String>,
+}
+
+/// Whether a session is a cold review's scratch session (any process's), which no view lists.
+pub fn is_scratch(session: &Session) -> bool {
+    crosscheck_review::opencode_route::is_scratch_session(session.metadata.as_ref())
 }
 
 /// Most events a fetch records; past it the oldest are dropped (the server's final snapshot of
@@ -394,6 +402,19 @@ impl Store {
     }
 
     fn apply_now(&mut self, event: Event) -> Option<Change> {
+        match &event {
+            Event::SessionCreated(s) | Event::SessionUpdated(s) if is_scratch(s) => {
+                self.scratch.insert(s.id.clone());
+                return None;
+            }
+            Event::SessionDeleted(s) if self.scratch.remove(&s.id) => return None,
+            Event::SessionStatus { session_id, .. } | Event::SessionIdle { session_id }
+                if self.scratch.contains(session_id) =>
+            {
+                return None;
+            }
+            _ => {}
+        }
         match event {
             Event::SessionCreated(s) | Event::SessionUpdated(s) => Some(self.upsert_session(s)),
             Event::SessionDeleted(s) => Some(self.remove_session(&s.id)),
@@ -783,6 +804,8 @@ impl Store {
             self.sessions_recording.clear();
         }
         let keep_all = snapshot.failed_projects.contains(&None);
+        let mut snapshot = snapshot;
+        snapshot.sessions.retain(|s| !is_scratch(s));
         let known = std::mem::take(&mut self.sessions);
         let mut merged: HashMap<String, Session> = HashMap::new();
         for session in snapshot.sessions {
