@@ -689,6 +689,19 @@ impl Config {
     }
 }
 
+/// Checks an OpenCode server URL: `http` or `https` with a host, no query or fragment.
+pub fn validate_opencode_url(url: &str) -> std::result::Result<(), String> {
+    let parsed =
+        reqwest::Url::parse(url.trim()).map_err(|e| format!("`{url}` is not a URL ({e})"))?;
+    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+        return Err(format!("`{url}` must be an http or https URL with a host"));
+    }
+    if parsed.query().is_some() || parsed.fragment().is_some() {
+        return Err(format!("`{url}` must not have a query or fragment"));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -865,17 +878,4 @@ mod tests {
         let config = Config::default();
         assert!(config.timeout_for(50_000) > config.timeout_for(1_000));
     }
-}
-
-/// Checks an OpenCode server URL: `http` or `https` with a host, no query or fragment.
-pub fn validate_opencode_url(url: &str) -> std::result::Result<(), String> {
-    let parsed =
-        reqwest::Url::parse(url.trim()).map_err(|e| format!("`{url}` is not a URL ({e})"))?;
-    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
-        return Err(format!("`{url}` must be an http or https URL with a host"));
-    }
-    if parsed.query().is_some() || parsed.fragment().is_some() {
-        return Err(format!("`{url}` must not have a query or fragment"));
-    }
-    Ok(())
 }

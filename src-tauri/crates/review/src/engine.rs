@@ -73,7 +73,7 @@ impl EngineOptions {
 pub struct Ticket {
     request: ReviewRequest,
     key: String,
-    config: Config,
+    config: Box<Config>,
 }
 
 impl Ticket {
@@ -232,7 +232,7 @@ impl Engine {
                 Ok(Claim::Review(Ticket {
                     request,
                     key,
-                    config,
+                    config: Box::new(config),
                 }))
             }
             Claimed::InFlight(_, owner) => {

@@ -268,7 +268,7 @@ export const de: Record<MessageKey, string> = {
   'settings.reviewer': "Reviewer",
   'settings.reviewerHint': "Wer Pläne und Commits im Cold Review liest. Gespeichert in {path}, das auch die Gates lesen.",
   'settings.reviewerRoute': "Weg",
-  'settings.reviewerRoute.auto': "Automatisch: eigene Schlüssel, wenn vorhanden, sonst OpenCode",
+  'settings.reviewerRoute.auto': 'Automatisch: eigene Schlüssel, sonst OpenCode',
   'settings.reviewerRoute.direct': "Eigene API-Schlüssel",
   'settings.reviewerRoute.opencode': "Anbieter von OpenCode",
   'settings.reviewerFloor': "Mindestmodell",

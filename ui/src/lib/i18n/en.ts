@@ -267,7 +267,7 @@ export const en = {
   'settings.reviewer': "Reviewer",
   'settings.reviewerHint': "Who reads plans and commits in the cold review. Saved in {path}, which the gates read too.",
   'settings.reviewerRoute': "Route",
-  'settings.reviewerRoute.auto': "Automatic: direct keys when there are some, else OpenCode",
+  'settings.reviewerRoute.auto': 'Automatic: your keys, else OpenCode',
   'settings.reviewerRoute.direct': "Direct API keys",
   'settings.reviewerRoute.opencode': "OpenCode's providers",
   'settings.reviewerFloor': "Floor model",
