@@ -11,6 +11,8 @@ import type { PromptTemplate } from "./PromptTemplate";
 import type { ProviderCatalog } from "./ProviderCatalog";
 import type { ReviewDetail } from "./ReviewDetail";
 import type { ReviewProgress } from "./ReviewProgress";
+import type { ReviewerSettings } from "./ReviewerSettings";
+import type { ReviewerTest } from "./ReviewerTest";
 import type { Sent } from "./Sent";
 import type { SessionView } from "./SessionView";
 import type { Settings } from "./Settings";
@@ -22,4 +24,4 @@ import type { TransferResult } from "./TransferResult";
  * The response type of each request by its `cmd`: exported to TypeScript only, where
  * `invoke(request)` looks its result type up here.
  */
-export type Responses = { snapshot: Snapshot, prompts: Array<PromptTemplate>, listLoops: Array<LoopState>, openSession: TranscriptPage, closeSession: null, loadOlder: OlderPage, createSession: SessionView, renameSession: SessionView, archiveSession: SessionView, deleteSession: null, sendPrompt: Sent, runCommand: CommandStarted, abort: null, replyPermission: null, providers: ProviderCatalog, agents: Array<AgentInfo>, commands: Array<CommandEntry>, setSettings: Settings, openTab: null, closeTab: null, activateTab: null, moveTab: null, setPrompt: PromptTemplate, resetPrompt: PromptTemplate, startHandoffReview: FlowState, cancelFlow: boolean, transfer: TransferResult, coldReview: ReviewProgress, listReviews: Array<LedgerEntry>, getReview: ReviewDetail | null, listFindings: FindingsView, };
+export type Responses = { snapshot: Snapshot, prompts: Array<PromptTemplate>, listLoops: Array<LoopState>, reviewerSettings: ReviewerSettings, testReviewer: ReviewerTest, openSession: TranscriptPage, closeSession: null, loadOlder: OlderPage, createSession: SessionView, renameSession: SessionView, archiveSession: SessionView, deleteSession: null, sendPrompt: Sent, runCommand: CommandStarted, abort: null, replyPermission: null, providers: ProviderCatalog, agents: Array<AgentInfo>, commands: Array<CommandEntry>, setSettings: Settings, openTab: null, closeTab: null, activateTab: null, moveTab: null, setPrompt: PromptTemplate, resetPrompt: PromptTemplate, startHandoffReview: FlowState, cancelFlow: boolean, transfer: TransferResult, coldReview: ReviewProgress, listReviews: Array<LedgerEntry>, getReview: ReviewDetail | null, listFindings: FindingsView, setReviewerSettings: ReviewerSettings, };
