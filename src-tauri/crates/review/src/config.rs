@@ -772,6 +772,54 @@ mod tests {
         assert!(Config::load(&user, Some(&project)).is_err());
     }
 
+    #[test]
+    fn a_project_file_cannot_choose_the_route_or_the_opencode_server() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("user");
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(&user).unwrap();
+        std::fs::create_dir_all(project.join(".crosscheck")).unwrap();
+        std::fs::write(
+            project.join(".crosscheck").join(CONFIG_FILE),
+            r#"{"route": "opencode", "opencode": {"url": "http://thief.example:4096", "password": "x"}}"#,
+        )
+        .unwrap();
+        let config = Config::load(&user, Some(&project)).unwrap();
+        assert_eq!(config.route, ReviewerRoute::Auto);
+        assert_eq!(config.opencode, OpencodeServer::default());
+        assert_eq!(config.warnings.len(), 2, "{:?}", config.warnings);
+        assert!(
+            config
+                .warnings
+                .iter()
+                .all(|w| w.contains("only your own review.json"))
+        );
+        // Neither does its environment-free default: without a URL the gate has no server.
+        assert!(config.opencode_server(&Env::Map(BTreeMap::new())).is_none());
+        // The user's own file may, and its URL wins over CROSSCHECK_OPENCODE_URL.
+        std::fs::write(
+            user.join(CONFIG_FILE),
+            r#"{"route": "opencode", "opencode": {"url": "http://127.0.0.1:4096/", "passwordEnv": "MY_PW"}}"#,
+        )
+        .unwrap();
+        let config = Config::load(&user, Some(&project)).unwrap();
+        assert_eq!(config.route, ReviewerRoute::Opencode);
+        let env = Env::Map(BTreeMap::from([
+            (OPENCODE_URL_ENV.to_owned(), "http://127.0.0.1:1".to_owned()),
+            ("MY_PW".to_owned(), "secret".to_owned()),
+        ]));
+        let server = config.opencode_server(&env).unwrap();
+        assert_eq!(server.base_url, "http://127.0.0.1:4096");
+        assert_eq!(server.password.as_deref(), Some("secret"));
+        std::fs::write(
+            user.join(CONFIG_FILE),
+            r#"{"opencode": {"url": "ftp://x"}}"#,
+        )
+        .unwrap();
+        let err = Config::load(&user, None).unwrap_err().to_string();
+        assert!(err.contains("opencode.url"), "{err}");
+    }
+
     #[cfg(unix)]
     #[test]
     fn a_key_in_a_config_others_can_read_is_warned_about() {

@@ -215,3 +215,47 @@ impl Engine {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Env;
+
+    #[test]
+    fn saving_keeps_every_other_key_and_never_touches_a_broken_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = Env::Map(Default::default());
+        let file = dir.path().join(CONFIG_FILE);
+        std::fs::write(&file, r#"{"reviewTimeoutMs": 1234, "maxTokens": 99}"#).unwrap();
+        let saved = save(dir.path(), ReviewerRoute::Opencode, "fake/fake-model", &env).unwrap();
+        assert_eq!(saved.route, ReviewerRoute::Opencode);
+        assert_eq!(saved.floor_model, "fake/fake-model");
+        let value: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(value["reviewTimeoutMs"], 1234);
+        assert_eq!(value["maxTokens"], 99);
+        assert_eq!(value["route"], "opencode");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+            assert_eq!(mode & 0o077, 0, "private: {mode:o}");
+        }
+        // The default floor is not written out.
+        save(dir.path(), ReviewerRoute::Auto, DEFAULT_FLOOR_MODEL, &env).unwrap();
+        let value: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert!(value.get("floorModel").is_none());
+        // A file the user broke by hand is left as it is, and the error names it.
+        std::fs::write(&file, "{broken").unwrap();
+        let err = save(dir.path(), ReviewerRoute::Direct, "", &env)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(CONFIG_FILE), "{err}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "{broken");
+        // The keys the section lists.
+        std::fs::write(&file, "{}").unwrap();
+        let loaded = load(dir.path(), &env).unwrap();
+        assert_eq!(loaded.route, ReviewerRoute::Auto);
+        assert!(loaded.direct_keys.iter().all(|k| !k.usable));
+        assert_eq!(loaded.direct_keys.len(), 2);
+    }
+}
