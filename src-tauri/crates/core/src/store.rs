@@ -1179,6 +1179,60 @@ mod tests {
         assert!(t.message("m2").is_some());
     }
 
+    #[test]
+    fn a_cold_reviews_scratch_session_never_reaches_a_view() {
+        let mut store = Store::default();
+        let mut scratch = session_at("ses_scratch", "Crosscheck cold review", 10);
+        scratch.metadata = serde_json::json!({"crosscheck": {"coldReview": {"expiresAt": 99}}})
+            .as_object()
+            .cloned();
+        // Another process's review: its events arrive on our stream.
+        assert!(
+            store
+                .apply(Event::SessionCreated(scratch.clone()))
+                .is_none()
+        );
+        assert!(
+            store
+                .apply(Event::SessionStatus {
+                    session_id: "ses_scratch".into(),
+                    status: SessionStatus {
+                        kind: "busy".into(),
+                        ..Default::default()
+                    },
+                })
+                .is_none()
+        );
+        assert!(
+            store
+                .apply(Event::SessionUpdated(scratch.clone()))
+                .is_none()
+        );
+        assert!(store.session("ses_scratch").is_none());
+        assert!(store.session_views().is_empty());
+        assert!(store.statuses().is_empty());
+        assert!(
+            store
+                .apply(Event::SessionDeleted(scratch.clone()))
+                .is_none()
+        );
+        // A listing that still has it (a review elsewhere runs) keeps it out too.
+        let token = store.begin_sessions_load();
+        store.finish_sessions_load(
+            token,
+            SessionsSnapshot {
+                sessions: vec![scratch, session_at("ses_real", "Real", 5)],
+                ..Default::default()
+            },
+        );
+        let ids: Vec<String> = store
+            .session_views()
+            .into_iter()
+            .map(|v| v.session.id)
+            .collect();
+        assert_eq!(ids, vec!["ses_real".to_owned()]);
+    }
+
     fn session_at(id: &str, title: &str, updated: i64) -> Session {
         Session {
             id: id.into(),
