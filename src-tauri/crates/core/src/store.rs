@@ -201,6 +201,14 @@ pub struct Store {
     sessions_loads: HashMap<u64, usize>,
     /// The last token handed out for a fetch.
     last_token: u64,
+    /// Cold reviews' scratch sessions seen on the event stream: never shown, their status
+    /// and deletion events dropped too.
+    scratch: HashSet<String>,
+}
+
+/// Whether a session is a cold review's scratch session (any process's), which no view lists.
+pub fn is_scratch(session: &Session) -> bool {
+    crosscheck_review::opencode_route::is_scratch_session(session.metadata.as_ref())
 }
 
 /// Most events a fetch records; past it the oldest are dropped (the server's final snapshot of
@@ -394,6 +402,19 @@ impl Store {
     }
 
     fn apply_now(&mut self, event: Event) -> Option<Change> {
+        match &event {
+            Event::SessionCreated(s) | Event::SessionUpdated(s) if is_scratch(s) => {
+                self.scratch.insert(s.id.clone());
+                return None;
+            }
+            Event::SessionDeleted(s) if self.scratch.remove(&s.id) => return None,
+            Event::SessionStatus { session_id, .. } | Event::SessionIdle { session_id }
+                if self.scratch.contains(session_id) =>
+            {
+                return None;
+            }
+            _ => {}
+        }
         match event {
             Event::SessionCreated(s) | Event::SessionUpdated(s) => Some(self.upsert_session(s)),
             Event::SessionDeleted(s) => Some(self.remove_session(&s.id)),
@@ -783,6 +804,8 @@ impl Store {
             self.sessions_recording.clear();
         }
         let keep_all = snapshot.failed_projects.contains(&None);
+        let mut snapshot = snapshot;
+        snapshot.sessions.retain(|s| !is_scratch(s));
         let known = std::mem::take(&mut self.sessions);
         let mut merged: HashMap<String, Session> = HashMap::new();
         for session in snapshot.sessions {
@@ -1154,6 +1177,60 @@ mod tests {
         assert_eq!(ids, ["m1", "m2", "m3", "m4"]);
         assert!(t.older_cursor.is_none());
         assert!(t.message("m2").is_some());
+    }
+
+    #[test]
+    fn a_cold_reviews_scratch_session_never_reaches_a_view() {
+        let mut store = Store::default();
+        let mut scratch = session_at("ses_scratch", "Crosscheck cold review", 10);
+        scratch.metadata = serde_json::json!({"crosscheck": {"coldReview": {"expiresAt": 99}}})
+            .as_object()
+            .cloned();
+        // Another process's review: its events arrive on our stream.
+        assert!(
+            store
+                .apply(Event::SessionCreated(scratch.clone()))
+                .is_none()
+        );
+        assert!(
+            store
+                .apply(Event::SessionStatus {
+                    session_id: "ses_scratch".into(),
+                    status: SessionStatus {
+                        kind: "busy".into(),
+                        ..Default::default()
+                    },
+                })
+                .is_none()
+        );
+        assert!(
+            store
+                .apply(Event::SessionUpdated(scratch.clone()))
+                .is_none()
+        );
+        assert!(store.session("ses_scratch").is_none());
+        assert!(store.session_views().is_empty());
+        assert!(store.statuses().is_empty());
+        assert!(
+            store
+                .apply(Event::SessionDeleted(scratch.clone()))
+                .is_none()
+        );
+        // A listing that still has it (a review elsewhere runs) keeps it out too.
+        let token = store.begin_sessions_load();
+        store.finish_sessions_load(
+            token,
+            SessionsSnapshot {
+                sessions: vec![scratch, session_at("ses_real", "Real", 5)],
+                ..Default::default()
+            },
+        );
+        let ids: Vec<String> = store
+            .session_views()
+            .into_iter()
+            .map(|v| v.session.id)
+            .collect();
+        assert_eq!(ids, vec!["ses_real".to_owned()]);
     }
 
     fn session_at(id: &str, title: &str, updated: i64) -> Session {

@@ -357,8 +357,9 @@ async fn resync(core: &Core, client: &Client) -> Outcome {
     }
     let mut seen = HashSet::new();
     permissions.retain(|p: &crosscheck_opencode::PermissionRequest| seen.insert(p.id.clone()));
+    let sessions = sweep_scratch(core, client, listing.sessions);
     let snapshot = SessionsSnapshot {
-        sessions: listing.sessions,
+        sessions,
         failed_projects,
         statuses,
         permissions,
@@ -411,4 +412,28 @@ pub(crate) async fn reload_transcript(
     };
     load.finish(page);
     Ok(())
+}
+
+/// Drops cold reviews' scratch sessions from a listing, and deletes those whose marker says
+/// their review is long over (its process died, or the server went away mid-review).
+fn sweep_scratch(
+    core: &Core,
+    client: &crosscheck_opencode::Client,
+    sessions: Vec<crosscheck_opencode::Session>,
+) -> Vec<crosscheck_opencode::Session> {
+    use crosscheck_review::opencode_route::scratch_expires_at;
+    let now = crosscheck_review::ledger::now_ms();
+    let (scratch, kept): (Vec<_>, Vec<_>) =
+        sessions.into_iter().partition(crate::store::is_scratch);
+    for session in scratch {
+        if scratch_expires_at(session.metadata.as_ref()).is_some_and(|t| t < now) {
+            let client = client.clone();
+            core.push_task(tokio::spawn(async move {
+                if let Err(e) = client.delete_session(&session.id).await {
+                    tracing::warn!(session = %session.id, "stale cold review session not deleted: {e}");
+                }
+            }));
+        }
+    }
+    kept
 }

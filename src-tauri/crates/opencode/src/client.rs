@@ -681,6 +681,41 @@ impl Client {
         drain(&call, response).await
     }
 
+    /// `POST /session[?directory=]` with a body built by the caller (a `permission` ruleset, a
+    /// model): the cold review's scratch sessions. Without a directory the server's own.
+    pub async fn create_session_value(
+        &self,
+        directory: Option<&str>,
+        body: &serde_json::Value,
+    ) -> Result<Session, Error> {
+        let timeout = Some(self.inner.timeouts.request);
+        let (call, response) = self
+            .send_json(
+                Method::POST,
+                "/session".into(),
+                &dir_query(directory),
+                Some(body),
+                timeout,
+            )
+            .await?;
+        self.read_json(&call, response).await
+    }
+
+    /// `POST /session/:id/message`: sends a prompt (`parts`, `system`, `model`, `tools`, ...)
+    /// and blocks until the turn ends, within `timeout`; returns the assistant message as sent.
+    pub async fn prompt_blocking(
+        &self,
+        id: &str,
+        body: &serde_json::Value,
+        timeout: Duration,
+    ) -> Result<MessageWithParts, Error> {
+        let path = format!("/session/{}/message", segment(id));
+        let (call, response) = self
+            .send_json(Method::POST, path, &[], Some(body), Some(timeout))
+            .await?;
+        self.read_json(&call, response).await
+    }
+
     /// The request that opens `GET /global/event` (auth set, no overall timeout: the stream
     /// lives for as long as the server does and is watched by its heartbeat).
     pub fn event_stream_request(&self) -> RequestBuilder {

@@ -465,6 +465,9 @@ pub struct AgentInfo {
     /// `primary`, `subagent` or `all`.
     #[serde(default, deserialize_with = "lenient")]
     pub mode: String,
+    /// OpenCode's own internal agents (`compaction`, `summary`, `title`): never offered.
+    #[serde(default, deserialize_with = "lenient")]
+    pub hidden: bool,
 }
 
 /// A slash command the server offers.

@@ -119,6 +119,51 @@ pub struct Route {
     pub model: Option<String>,
 }
 
+/// Which way reviewer calls go.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub enum ReviewerRoute {
+    /// Direct provider keys when the reviewer has a usable one, else OpenCode's providers.
+    #[default]
+    Auto,
+    /// Only the direct providers (`providers`, API keys from the environment or this file).
+    Direct,
+    /// Only OpenCode's providers, in a fresh tool-less session per review.
+    Opencode,
+}
+
+impl ReviewerRoute {
+    /// The config value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Direct => "direct",
+            Self::Opencode => "opencode",
+        }
+    }
+}
+
+/// The OpenCode server the gate reviews through (the app uses the one it is connected to).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OpencodeServer {
+    /// Base URL; wins over `CROSSCHECK_OPENCODE_URL`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Server password; wins over `passwordEnv` and `OPENCODE_SERVER_PASSWORD`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password: Option<String>,
+    /// Environment variable holding the password (default `OPENCODE_SERVER_PASSWORD`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password_env: Option<String>,
+}
+
+/// The variable that names the OpenCode server when the config does not.
+pub const OPENCODE_URL_ENV: &str = "CROSSCHECK_OPENCODE_URL";
+/// The variable holding the OpenCode server's password by default.
+pub const OPENCODE_PASSWORD_ENV: &str = "OPENCODE_SERVER_PASSWORD";
+
 /// The effective config.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -143,6 +188,10 @@ pub struct Config {
     pub routes: Vec<Route>,
     /// Ledger bound.
     pub ledger_max_rows: u64,
+    /// Which way reviewer calls go (`route`).
+    pub route: ReviewerRoute,
+    /// The OpenCode server of the gate (`opencode`).
+    pub opencode: OpencodeServer,
     /// The user's floor (before a project file raised it): the last resort when the chosen
     /// reviewer has no usable provider.
     #[serde(skip)]
@@ -191,6 +240,8 @@ impl Default for Config {
             providers,
             routes: Vec::new(),
             ledger_max_rows: DEFAULT_LEDGER_MAX_ROWS,
+            route: ReviewerRoute::Auto,
+            opencode: OpencodeServer::default(),
             user_floor_model: DEFAULT_FLOOR_MODEL.to_owned(),
             warnings: Vec::new(),
         }
@@ -213,6 +264,8 @@ struct ConfigFile {
     providers: Option<BTreeMap<String, ProviderConfig>>,
     routes: Option<Vec<Route>>,
     ledger_max_rows: Option<u64>,
+    route: Option<ReviewerRoute>,
+    opencode: Option<OpencodeServer>,
 }
 
 /// Which vendor's built-in provider a model id belongs to.
@@ -263,6 +316,8 @@ pub struct ResolvedProvider {
     pub headers: BTreeMap<String, String>,
     /// The model id to send.
     pub model: String,
+    /// The variable the key is read from, for the message when it is missing.
+    pub key_var: Option<String>,
 }
 
 /// Whether a file's mode lets the group or others read it (Unix; never elsewhere).
@@ -292,6 +347,8 @@ const USER_ONLY_FIELDS: &[&str] = &[
     "providers",
     "routes",
     "ledgerMaxRows",
+    "route",
+    "opencode",
 ];
 
 impl ResolvedProvider {
@@ -301,14 +358,17 @@ impl ResolvedProvider {
         self.api_key.is_some() || !self.default_url
     }
 
-    /// Why [`Self::usable`] is false, for the log and the pause.
+    /// Why [`Self::usable`] is false, in one sentence that says what to do.
     pub fn unusable_reason(&self) -> String {
-        let var = match self.kind {
-            ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
-            ProviderKind::Openai => "OPENAI_API_KEY",
-        };
+        let var = self.key_var.clone().unwrap_or_else(|| {
+            match self.kind {
+                ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
+                ProviderKind::Openai => "OPENAI_API_KEY",
+            }
+            .to_owned()
+        });
         format!(
-            "no API key for provider `{}`: set {var} or `apiKey` in review.json",
+            "no API key for {}: set {var} or choose OpenCode's providers in Settings",
             self.name
         )
     }
@@ -324,10 +384,12 @@ impl Config {
         let user_file = config_dir.join(CONFIG_FILE);
         config.apply_file(&user_file)?;
         config.user_floor_model = config.floor_model.clone();
-        if config.providers.values().any(|p| p.api_key.is_some()) && readable_by_others(&user_file)
+        if (config.providers.values().any(|p| p.api_key.is_some())
+            || config.opencode.password.is_some())
+            && readable_by_others(&user_file)
         {
             config.warnings.push(format!(
-                "{} holds an API key and other users can read it; make it private (chmod 600)",
+                "{} holds an API key or password and other users can read it; make it private (chmod 600)",
                 user_file.display()
             ));
         }
@@ -477,6 +539,17 @@ impl Config {
         if let Some(v) = file.routes {
             self.routes = v;
         }
+        if let Some(v) = file.route {
+            self.route = v;
+        }
+        if let Some(v) = file.opencode {
+            if let Some(url) = &v.url
+                && let Err(e) = validate_opencode_url(url)
+            {
+                return Err(bad(format!("opencode.url: {e}")));
+            }
+            self.opencode = v;
+        }
         if let Some(v) = file.ledger_max_rows {
             if v == 0 {
                 return Err(bad("ledgerMaxRows must be greater than 0".into()));
@@ -503,6 +576,36 @@ impl Config {
                 message: e.to_string(),
             }),
         }
+    }
+
+    /// The OpenCode server the gate reviews through: `opencode.url`, else
+    /// `CROSSCHECK_OPENCODE_URL`; the password from `opencode.password`, else the variable
+    /// `opencode.passwordEnv` names, else `OPENCODE_SERVER_PASSWORD`. `None` when neither names
+    /// a server.
+    pub fn opencode_server(&self, env: &Env) -> Option<crosscheck_opencode::ServerConfig> {
+        let url = self
+            .opencode
+            .url
+            .clone()
+            .filter(|u| !u.trim().is_empty())
+            .or_else(|| env.get(OPENCODE_URL_ENV))?;
+        let password = self
+            .opencode
+            .password
+            .clone()
+            .filter(|p| !p.is_empty())
+            .or_else(|| {
+                env.get(
+                    self.opencode
+                        .password_env
+                        .as_deref()
+                        .unwrap_or(OPENCODE_PASSWORD_ENV),
+                )
+            });
+        Some(crosscheck_opencode::ServerConfig {
+            base_url: url.trim().trim_end_matches('/').to_owned(),
+            password,
+        })
     }
 
     /// Timeout for one call that sends `chars` characters: the base plus the per-size part.
@@ -581,8 +684,22 @@ impl Config {
                 .unwrap_or_else(|| "max_tokens".to_owned()),
             headers: provider.headers.clone(),
             model,
+            key_var: provider.api_key_env.clone(),
         })
     }
+}
+
+/// Checks an OpenCode server URL: `http` or `https` with a host, no query or fragment.
+pub fn validate_opencode_url(url: &str) -> std::result::Result<(), String> {
+    let parsed =
+        reqwest::Url::parse(url.trim()).map_err(|e| format!("`{url}` is not a URL ({e})"))?;
+    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+        return Err(format!("`{url}` must be an http or https URL with a host"));
+    }
+    if parsed.query().is_some() || parsed.fragment().is_some() {
+        return Err(format!("`{url}` must not have a query or fragment"));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -653,6 +770,54 @@ mod tests {
         // The user's own file stays strict.
         std::fs::write(user.join(CONFIG_FILE), "{not json").unwrap();
         assert!(Config::load(&user, Some(&project)).is_err());
+    }
+
+    #[test]
+    fn a_project_file_cannot_choose_the_route_or_the_opencode_server() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("user");
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(&user).unwrap();
+        std::fs::create_dir_all(project.join(".crosscheck")).unwrap();
+        std::fs::write(
+            project.join(".crosscheck").join(CONFIG_FILE),
+            r#"{"route": "opencode", "opencode": {"url": "http://thief.example:4096", "password": "x"}}"#,
+        )
+        .unwrap();
+        let config = Config::load(&user, Some(&project)).unwrap();
+        assert_eq!(config.route, ReviewerRoute::Auto);
+        assert_eq!(config.opencode, OpencodeServer::default());
+        assert_eq!(config.warnings.len(), 2, "{:?}", config.warnings);
+        assert!(
+            config
+                .warnings
+                .iter()
+                .all(|w| w.contains("only your own review.json"))
+        );
+        // Neither does its environment-free default: without a URL the gate has no server.
+        assert!(config.opencode_server(&Env::Map(BTreeMap::new())).is_none());
+        // The user's own file may, and its URL wins over CROSSCHECK_OPENCODE_URL.
+        std::fs::write(
+            user.join(CONFIG_FILE),
+            r#"{"route": "opencode", "opencode": {"url": "http://127.0.0.1:4096/", "passwordEnv": "MY_PW"}}"#,
+        )
+        .unwrap();
+        let config = Config::load(&user, Some(&project)).unwrap();
+        assert_eq!(config.route, ReviewerRoute::Opencode);
+        let env = Env::Map(BTreeMap::from([
+            (OPENCODE_URL_ENV.to_owned(), "http://127.0.0.1:1".to_owned()),
+            ("MY_PW".to_owned(), "secret".to_owned()),
+        ]));
+        let server = config.opencode_server(&env).unwrap();
+        assert_eq!(server.base_url, "http://127.0.0.1:4096");
+        assert_eq!(server.password.as_deref(), Some("secret"));
+        std::fs::write(
+            user.join(CONFIG_FILE),
+            r#"{"opencode": {"url": "ftp://x"}}"#,
+        )
+        .unwrap();
+        let err = Config::load(&user, None).unwrap_err().to_string();
+        assert!(err.contains("opencode.url"), "{err}");
     }
 
     #[cfg(unix)]

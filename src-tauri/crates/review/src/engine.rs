@@ -8,9 +8,11 @@ use crate::config::{Config, Env, ResolvedProvider};
 use crate::error::Result;
 use crate::ledger::{ClaimInfo, ClaimRules, Claimed, Ledger, Owner, Record, now_ms};
 use crate::log::{DoneFields, Logger};
+use crate::opencode_route::{OpencodeTarget, Scratch};
 use crate::prompt::{REPAIR_INSTRUCTION, UserMessage, system_prompt, user_message};
 use crate::provider::{CallFailure, CallSpec, Role, build_client, call};
 use crate::rank::{ChoiceMode, ReviewerChoice, choose_reviewer};
+use crate::route::{Channel, Plan};
 use crate::types::{
     Action, Cadence, LedgerEntry, ReviewDecision, ReviewKind, ReviewRequest, ReviewStatus,
 };
@@ -71,7 +73,7 @@ impl EngineOptions {
 pub struct Ticket {
     request: ReviewRequest,
     key: String,
-    config: Config,
+    config: Box<Config>,
 }
 
 impl Ticket {
@@ -141,6 +143,16 @@ impl Engine {
             env: options.env,
             client: OnceLock::new(),
         })
+    }
+
+    /// The directory of the user's `review.json`.
+    pub fn config_dir(&self) -> &Path {
+        &self.config_dir
+    }
+
+    /// Where keys and base URLs are read from.
+    pub fn env(&self) -> &Env {
+        &self.env
     }
 
     /// The logger this engine writes to.
@@ -220,7 +232,7 @@ impl Engine {
                 Ok(Claim::Review(Ticket {
                     request,
                     key,
-                    config,
+                    config: Box::new(config),
                 }))
             }
             Claimed::InFlight(_, owner) => {
@@ -275,18 +287,34 @@ impl Engine {
         }
     }
 
-    /// Runs the review for a claimed key, records it and decides.
+    /// Runs the review for a claimed key, records it and decides. The OpenCode route (see
+    /// [`crate::route`]) uses the server the config or `CROSSCHECK_OPENCODE_URL` names.
     pub async fn run(&self, ticket: Ticket) -> Result<ReviewDecision> {
+        self.run_via(ticket, None).await
+    }
+
+    /// [`Engine::run`] with the OpenCode server the caller is connected to (the app's), which
+    /// then wins over the config's.
+    pub async fn run_via(
+        &self,
+        ticket: Ticket,
+        opencode: Option<crosscheck_opencode::Client>,
+    ) -> Result<ReviewDecision> {
         let Ticket {
             request,
             key,
             config,
         } = ticket;
-        let (choice, provider, fallback) = self.pick_reviewer(request.author.as_deref(), &config);
         let message = user_message(&request, &key, config.max_input_chars);
         let started = Instant::now();
+        let plan = self
+            .plan(request.author.as_deref(), &config, opencode)
+            .await;
+        let choice = plan.choice.clone();
+        let fallback = plan.fallback.clone();
+        let route = plan.route();
         let reviewed = self
-            .call_reviewer(&request, &config, provider, &message)
+            .call_reviewer(request.kind, &config, plan.channel, &message)
             .await;
         let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         // For an unreviewed key the ledger keeps why the review could not run.
@@ -314,6 +342,7 @@ impl Engine {
                 ms,
                 source: request.source,
                 fallback: fallback.as_deref(),
+                route,
             },
         );
         let kind = request.kind;
@@ -532,11 +561,90 @@ impl Engine {
         )
     }
 
+    /// The reviewer and how to reach it, under the config's `route` (see [`crate::route`]).
+    pub async fn plan(
+        &self,
+        author: Option<&str>,
+        config: &Config,
+        opencode: Option<crosscheck_opencode::Client>,
+    ) -> Plan {
+        let (choice, provider, fallback) = self.pick_reviewer(author, config);
+        let usable = matches!(&provider, Ok(p) if p.usable());
+        if !crate::route::wants_opencode(config.route, usable) {
+            return crate::route::direct(choice, provider, fallback);
+        }
+        let client = match opencode {
+            Some(client) => Some(client),
+            None => match config.opencode_server(&self.env) {
+                Some(server) => match crosscheck_opencode::Client::new(server) {
+                    Ok(client) => Some(client),
+                    Err(e) => {
+                        return Plan {
+                            choice,
+                            channel: Channel::Unavailable(CallFailure::Said {
+                                code: "config",
+                                message: format!(
+                                    "the OpenCode server for the cold review is unusable: {e}"
+                                ),
+                            }),
+                            fallback: None,
+                        };
+                    }
+                },
+                None => None,
+            },
+        };
+        match client {
+            Some(client) => {
+                let target = self.opencode_target(client);
+                crate::route::opencode(author, config, target).await
+            }
+            None if config.route == crate::config::ReviewerRoute::Opencode => Plan {
+                choice,
+                channel: Channel::Unavailable(CallFailure::Said {
+                    code: "config",
+                    message: crate::route::NO_OPENCODE_SERVER.to_owned(),
+                }),
+                fallback: None,
+            },
+            None => crate::route::direct(choice, provider, fallback),
+        }
+    }
+
+    /// The server and, when it runs on this machine, an empty private folder next to the
+    /// ledger for its scratch sessions (so no project's instructions reach the reviewer).
+    fn opencode_target(&self, client: crosscheck_opencode::Client) -> OpencodeTarget {
+        let loopback = reqwest::Url::parse(client.base_url())
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_owned))
+            .is_some_and(|host| {
+                let host = host.trim_start_matches('[').trim_end_matches(']');
+                host.eq_ignore_ascii_case("localhost")
+                    || host
+                        .parse::<std::net::IpAddr>()
+                        .is_ok_and(|ip| ip.is_loopback())
+            });
+        let directory = loopback
+            .then(|| self.ledger.path().parent().map(|p| p.join("cold-review-scratch")))
+            .flatten()
+            .and_then(|dir| match crate::private::create_dir_all(&dir) {
+                Ok(()) => Some(dir.to_string_lossy().into_owned()),
+                Err(e) => {
+                    self.logger.event(
+                        "opencode_review.warning",
+                        serde_json::json!({"reason": format!("{}: {e}; the server's own folder is used", dir.display())}),
+                    );
+                    None
+                }
+            });
+        OpencodeTarget { client, directory }
+    }
+
     async fn call_reviewer(
         &self,
-        request: &ReviewRequest,
+        kind: ReviewKind,
         config: &Config,
-        provider: std::result::Result<ResolvedProvider, String>,
+        channel: Channel,
         message: &UserMessage,
     ) -> Reviewed {
         let unreviewed = |failure: CallFailure| Reviewed {
@@ -548,52 +656,24 @@ impl Engine {
             failure: Some(failure),
             note: None,
         };
-        let provider = match provider {
-            Ok(p) => p,
-            Err(m) => return unreviewed(CallFailure::Config(m)),
-        };
-        let client = match self.client() {
-            Ok(c) => c,
-            Err(f) => return unreviewed(f),
-        };
-        let system = system_prompt(request.kind);
-        let first = [(Role::User, message.text.as_str())];
-        let spec = CallSpec {
-            provider: &provider,
-            system,
-            messages: &first,
-            max_tokens: config.max_tokens,
-            timeout: config.timeout_for(message.text.chars().count()),
-        };
-        let reply = match call(client, &spec).await {
-            Ok(r) => r,
-            Err(f) => return unreviewed(f),
-        };
-        let (reply, parsed) = match parse_reply(&reply, request.kind) {
-            valid @ ParsedReply::Valid { .. } => (reply, valid),
-            ParsedReply::Broken { .. } => {
-                let repair = [
-                    (Role::User, message.text.as_str()),
-                    (Role::Assistant, reply.as_str()),
-                    (Role::User, REPAIR_INSTRUCTION),
-                ];
-                let spec = CallSpec {
-                    messages: &repair,
-                    timeout: config
-                        .timeout_for(message.text.chars().count() + reply.chars().count()),
-                    ..spec
-                };
-                match call(client, &spec).await {
-                    Ok(second) => {
-                        let parsed = parse_reply(&second, request.kind);
-                        (second, parsed)
-                    }
-                    Err(_) => {
-                        let parsed = parse_reply(&reply, request.kind);
-                        (reply, parsed)
-                    }
+        let system = system_prompt(kind);
+        let conversation = match channel {
+            Channel::Unavailable(failure) => Err(failure),
+            Channel::Direct(provider) => match self.client() {
+                Ok(client) => {
+                    self.converse_direct(client, &provider, kind, system, config, message)
+                        .await
                 }
+                Err(f) => Err(f),
+            },
+            Channel::Opencode { target, model } => {
+                self.converse_opencode(&target, &model, kind, system, config, message)
+                    .await
             }
+        };
+        let (reply, parsed) = match conversation {
+            Ok(done) => done,
+            Err(failure) => return unreviewed(failure),
         };
         let truncation_note = message.truncated.then(|| {
             format!(
@@ -650,6 +730,123 @@ impl Engine {
                 )),
             },
         }
+    }
+}
+
+impl Engine {
+    /// The reviewer's status, verdict and failure for a review that is not recorded (the
+    /// settings' test).
+    pub(crate) async fn reviewed_for_test(
+        &self,
+        kind: ReviewKind,
+        config: &Config,
+        channel: Channel,
+        message: &UserMessage,
+    ) -> (ReviewStatus, Option<String>, Option<String>) {
+        let reviewed = self.call_reviewer(kind, config, channel, message).await;
+        (
+            reviewed.status,
+            reviewed.verdict,
+            reviewed.failure.as_ref().map(CallFailure::detail),
+        )
+    }
+
+    /// The first call and, for a broken verdict, one repair round, over a direct provider.
+    async fn converse_direct(
+        &self,
+        client: &reqwest::Client,
+        provider: &ResolvedProvider,
+        kind: ReviewKind,
+        system: &str,
+        config: &Config,
+        message: &UserMessage,
+    ) -> std::result::Result<(String, ParsedReply), CallFailure> {
+        let first = [(Role::User, message.text.as_str())];
+        let spec = CallSpec {
+            provider,
+            system,
+            messages: &first,
+            max_tokens: config.max_tokens,
+            timeout: config.timeout_for(message.text.chars().count()),
+        };
+        let reply = call(client, &spec).await?;
+        Ok(match parse_reply(&reply, kind) {
+            valid @ ParsedReply::Valid { .. } => (reply, valid),
+            ParsedReply::Broken { .. } => {
+                let repair = [
+                    (Role::User, message.text.as_str()),
+                    (Role::Assistant, reply.as_str()),
+                    (Role::User, REPAIR_INSTRUCTION),
+                ];
+                let spec = CallSpec {
+                    messages: &repair,
+                    timeout: config
+                        .timeout_for(message.text.chars().count() + reply.chars().count()),
+                    ..spec
+                };
+                match call(client, &spec).await {
+                    Ok(second) => {
+                        let parsed = parse_reply(&second, kind);
+                        (second, parsed)
+                    }
+                    Err(_) => {
+                        let parsed = parse_reply(&reply, kind);
+                        (reply, parsed)
+                    }
+                }
+            }
+        })
+    }
+
+    /// The same over OpenCode: one scratch session for the review (its repair round is the
+    /// session's second message), deleted afterwards whatever happened.
+    async fn converse_opencode(
+        &self,
+        target: &OpencodeTarget,
+        model: &crosscheck_opencode::ModelRef,
+        kind: ReviewKind,
+        system: &str,
+        config: &Config,
+        message: &UserMessage,
+    ) -> std::result::Result<(String, ParsedReply), CallFailure> {
+        let chars = message.text.chars().count();
+        let expires = now_ms()
+            + i64::try_from((config.max_timeout() * 2 + Duration::from_secs(60)).as_millis())
+                .unwrap_or(i64::MAX / 2);
+        let mut scratch = Scratch::open(target, expires).await?;
+        let outcome = async {
+            let reply = scratch
+                .ask(system, &message.text, model, config.timeout_for(chars))
+                .await?;
+            Ok(match parse_reply(&reply, kind) {
+                valid @ ParsedReply::Valid { .. } => (reply, valid),
+                ParsedReply::Broken { .. } => {
+                    let timeout = config.timeout_for(chars + reply.chars().count());
+                    match scratch
+                        .ask(system, REPAIR_INSTRUCTION, model, timeout)
+                        .await
+                    {
+                        Ok(second) => {
+                            let parsed = parse_reply(&second, kind);
+                            (second, parsed)
+                        }
+                        Err(_) => {
+                            let parsed = parse_reply(&reply, kind);
+                            (reply, parsed)
+                        }
+                    }
+                }
+            })
+        }
+        .await;
+        let id = scratch.id().to_owned();
+        if let Err(reason) = scratch.close().await {
+            self.logger.event(
+                "opencode_review.cleanup",
+                serde_json::json!({"session": id, "reason": reason}),
+            );
+        }
+        outcome
     }
 }
 

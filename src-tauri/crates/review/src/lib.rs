@@ -27,11 +27,14 @@ pub mod error;
 pub mod findings;
 pub mod ledger;
 pub mod log;
+pub mod opencode_route;
 pub mod paths;
 pub mod private;
 pub mod prompt;
 pub mod provider;
 pub mod rank;
+pub mod route;
+pub mod settings;
 pub mod types;
 pub mod verdict;
 

@@ -93,6 +93,8 @@ pub struct DoneFields<'a> {
     pub source: ReviewSource,
     /// Why the rule's reviewer was passed over for the floor, when it was.
     pub fallback: Option<&'a str>,
+    /// How the reviewer was reached: `direct`, `opencode`, or `none` (it could not be).
+    pub route: &'a str,
 }
 
 impl Logger {
@@ -130,6 +132,7 @@ impl Logger {
             "outcome": fields.outcome,
             "ms": fields.ms,
             "source": fields.source.as_str(),
+            "route": fields.route,
         });
         if let (Some(fallback), Value::Object(map)) = (fields.fallback, &mut event) {
             map.insert("fallback".into(), Value::String(fallback.into()));

@@ -29,6 +29,14 @@ pub enum CallFailure {
     BadReply(String),
     /// The provider config cannot produce a request (bad header).
     Config(String),
+    /// A failure already said in one sentence that names what is missing or what to do
+    /// (no API key, no OpenCode server, an OpenCode error), with its outcome code.
+    Said {
+        /// The outcome code (one of the codes above).
+        code: &'static str,
+        /// The sentence.
+        message: String,
+    },
 }
 
 impl CallFailure {
@@ -42,6 +50,7 @@ impl CallFailure {
             Self::Http(..) => "http_error",
             Self::BadReply(_) => "bad_reply",
             Self::Config(_) => "config",
+            Self::Said { code, .. } => code,
         }
     }
 
@@ -55,6 +64,7 @@ impl CallFailure {
             Self::Http(s, m) => format!("the reviewer answered HTTP {s} ({m})"),
             Self::BadReply(m) => format!("the reviewer's reply was unusable ({m})"),
             Self::Config(m) => format!("the reviewer config is unusable ({m})"),
+            Self::Said { message, .. } => message.clone(),
         }
     }
 }
@@ -151,7 +161,10 @@ pub fn request_parts(spec: &CallSpec<'_>) -> (String, Value) {
 pub async fn call(client: &reqwest::Client, spec: &CallSpec<'_>) -> Result<String, CallFailure> {
     let p = spec.provider;
     if !p.usable() {
-        return Err(CallFailure::Auth(p.unusable_reason()));
+        return Err(CallFailure::Said {
+            code: "auth",
+            message: p.unusable_reason(),
+        });
     }
     match tokio::time::timeout(spec.timeout, send(client, spec)).await {
         Ok(result) => result,

@@ -37,9 +37,15 @@ export class DirectoryCatalog {
     return p;
   }
 
-  /** Primary agents, for the agent picker. */
+  /** Primary agents, for the agent picker; never OpenCode's internal ones (compaction,
+   * summary, title), which the server marks `hidden`. */
   get primaryAgents(): AgentInfo[] {
-    return this.agents.filter((a) => a.mode !== 'subagent');
+    return this.agents.filter((a) => a.mode !== 'subagent' && !a.hidden);
+  }
+
+  /** A read-only agent for reviewers (`plan`) when the server has one. */
+  get readOnlyAgent(): string | undefined {
+    return this.primaryAgents.find((a) => a.name === 'plan')?.name;
   }
 
   variantsOf(providerID: string, modelID: string): string[] {

@@ -15,4 +15,8 @@ description?: string,
 /**
  * `primary`, `subagent` or `all`.
  */
-mode: string, };
+mode: string, 
+/**
+ * OpenCode's own internal agents (`compaction`, `summary`, `title`): never offered.
+ */
+hidden: boolean, };

@@ -25,6 +25,7 @@ import type { ResetPrompt } from "./ResetPrompt";
 import type { RunCommand } from "./RunCommand";
 import type { SendPrompt } from "./SendPrompt";
 import type { SetPrompt } from "./SetPrompt";
+import type { SetReviewerSettings } from "./SetReviewerSettings";
 import type { SetSettings } from "./SetSettings";
 import type { StartHandoffReview } from "./StartHandoffReview";
 import type { Transfer } from "./Transfer";

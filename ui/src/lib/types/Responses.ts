@@ -11,6 +11,8 @@ import type { PromptTemplate } from "./PromptTemplate";
 import type { ProviderCatalog } from "./ProviderCatalog";
 import type { ReviewDetail } from "./ReviewDetail";
 import type { ReviewProgress } from "./ReviewProgress";
+import type { ReviewerSettings } from "./ReviewerSettings";
+import type { ReviewerTest } from "./ReviewerTest";
 import type { Sent } from "./Sent";
 import type { SessionView } from "./SessionView";
 import type { Settings } from "./Settings";

@@ -219,7 +219,8 @@ pub async fn start(
     let task_core = core.clone();
     let first = progress.clone();
     core.push_task(tokio::spawn(async move {
-        let outcome = engine.run(ticket).await.map_err(Error::from);
+        let opencode = task_core.client().ok();
+        let outcome = engine.run_via(ticket, opencode).await.map_err(Error::from);
         finish(&task_core, &engine, first, outcome);
     }));
     Ok(progress)

@@ -18,6 +18,7 @@ pub mod turns;
 
 use crosscheck_opencode::{AgentInfo, ProviderCatalog};
 use crosscheck_review::LedgerEntry;
+use crosscheck_review::settings::{ReviewerSettings, ReviewerTest};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -37,7 +38,7 @@ pub use catalog::{Agents, Commands, Providers};
 pub use handoff::{CancelFlow, StartHandoffReview, Transfer};
 pub use prompts::{ResetPrompt, SetPrompt};
 pub use review_loop::ListFindings;
-pub use reviews::{ColdReview, GetReview, ListReviews};
+pub use reviews::{ColdReview, GetReview, ListReviews, SetReviewerSettings};
 pub use server::AttachServer;
 pub use sessions::{ArchiveSession, CreateSession, DeleteSession, RenameSession};
 pub use settings::{ActivateTab, CloseTab, MoveTab, OpenTab, SetSettings};
@@ -105,6 +106,10 @@ requests! {
         ListLoops => Vec<LoopState> = review_loop::list_loops;
         /// Starts or attaches to the OpenCode server again (the Retry button).
         Reconnect => () = server::reconnect;
+        /// The Reviewer settings: route, floor and which direct keys are there.
+        ReviewerSettings => ReviewerSettings = reviews::reviewer_settings;
+        /// Runs a tiny review through the configured route; nothing is recorded.
+        TestReviewer => ReviewerTest = reviews::test_reviewer;
     }
     per_client {
         /// Starts following a session's transcript for the client; answers its newest page.
@@ -167,5 +172,7 @@ requests! {
         GetReview(GetReview) => Option<ReviewDetail> = reviews::detail;
         /// The findings of a review link (either session), with each one's round history.
         ListFindings(ListFindings) => FindingsView = review_loop::list_findings;
+        /// Saves the Reviewer settings (route, floor) into the user's review.json.
+        SetReviewerSettings(SetReviewerSettings) => ReviewerSettings = reviews::set_reviewer_settings;
     }
 }

@@ -362,9 +362,17 @@ async fn an_unreachable_reviewer_ends_as_a_clear_failure_and_an_unreviewed_row()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_missing_api_key_names_the_variable_and_the_config_key() {
+async fn a_missing_api_key_names_the_variable_and_the_opencode_route() {
     // No base URL and no key: the vendor's own URL, where a missing key is an auth failure.
+    // The route is `direct`, so OpenCode's providers are not tried.
     let h = harness(None, None).await;
+    let mut config = review_config();
+    config["route"] = json!("direct");
+    std::fs::write(
+        h.dir.path().join("config").join("review.json"),
+        config.to_string(),
+    )
+    .expect("review.json");
     let (sid, _) = session_with_reply(&h, PLAN).await;
     let run = review(
         &h,
@@ -379,11 +387,40 @@ async fn a_missing_api_key_names_the_variable_and_the_config_key() {
     let error = run.last.error.expect("error");
     assert_eq!(error.code, crosscheck_core::ErrorCode::ReviewFailed);
     assert!(
-        error.message.contains("OPENAI_API_KEY") && error.message.contains("apiKey"),
+        error.message.ends_with(
+            ": no API key for openai: set OPENAI_API_KEY or choose OpenCode's providers in Settings"
+        ),
         "{}",
         error.message
     );
     assert_eq!(run.last.entry.expect("row").outcome, "auth");
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_no_key_the_app_asks_the_connected_opencode_for_the_reviewer() {
+    // The default route: no key, so OpenCode's providers; the fake server has no GPT-5.
+    let h = harness(None, None).await;
+    let (sid, _) = session_with_reply(&h, PLAN).await;
+    let run = review(
+        &h,
+        Request::ColdReview(crosscheck_core::requests::ColdReview {
+            session_id: sid,
+            message_id: None,
+            path: None,
+        }),
+    )
+    .await;
+    assert_eq!(run.last.status, ReviewRunStatus::Failed);
+    let error = run.last.error.expect("error");
+    assert!(
+        error.message.ends_with(
+            ": OpenCode has no model for gpt-5 (its providers: fake): connect the provider in OpenCode or choose a floor model it has in Settings"
+        ),
+        "{}",
+        error.message
+    );
+    assert_eq!(run.last.entry.expect("row").outcome, "config");
     h.stop().await;
 }
 

@@ -458,3 +458,27 @@ fn the_engine_and_its_review_future_are_send_and_sync() {
     send_sync(&engine);
     send(engine.review(draft(PLAN)));
 }
+
+#[tokio::test]
+async fn an_open_engine_sees_every_row_another_engine_writes_later() {
+    // The app keeps its engine open for days while gates write: each of their rows must
+    // show up in its list, not only the first.
+    let rig = rig("http://127.0.0.1:9", quick());
+    assert!(rig.engine.list(10).unwrap().is_empty());
+    use crosscheck_review::{Engine, EngineOptions, Env, Logger};
+    let gate = Engine::open(EngineOptions {
+        database_path: rig.db(),
+        config_dir: rig.config_dir(),
+        logger: Logger::memory().0,
+        env: Env::Map(Default::default()),
+    })
+    .unwrap();
+    for (i, text) in ["one", "two", "three"].into_iter().enumerate() {
+        let decision = gate
+            .review(ReviewRequest::plan("/w", text, ReviewSource::Parameter))
+            .await
+            .unwrap();
+        assert_eq!(decision.status, ReviewStatus::Unreviewed);
+        assert_eq!(rig.engine.list(10).unwrap().len(), i + 1, "after {text}");
+    }
+}

@@ -5,6 +5,9 @@ import type { LedgerEntry } from '$lib/types/LedgerEntry';
 import type { ReviewDetail } from '$lib/types/ReviewDetail';
 import type { ReviewKind } from '$lib/types/ReviewKind';
 import type { ReviewProgress } from '$lib/types/ReviewProgress';
+import type { ReviewerRoute } from '$lib/types/ReviewerRoute';
+import type { ReviewerSettings } from '$lib/types/ReviewerSettings';
+import type { ReviewerTest } from '$lib/types/ReviewerTest';
 import { store } from '../store.svelte';
 import { call } from './call';
 
@@ -25,4 +28,21 @@ export function listReviews(limit?: number): Promise<LedgerEntry[]> {
 /** One ledger row with the text it was reviewed on; null when it is gone. */
 export function getReview(kind: ReviewKind, key: string): Promise<ReviewDetail | null> {
   return invoke({ cmd: 'getReview', kind, key });
+}
+
+/** The Reviewer settings (route, floor model, which direct keys are there), from the user's
+ * review.json. */
+export function reviewerSettings(): Promise<ReviewerSettings> {
+  return invoke({ cmd: 'reviewerSettings' });
+}
+
+/** Saves route and floor into the user's review.json (the gate reads it too); toasts on failure. */
+export function saveReviewerSettings(route: ReviewerRoute, floorModel: string): Promise<ReviewerSettings> {
+  return call({ cmd: 'setReviewerSettings', route, floorModel });
+}
+
+/** Runs a tiny review through the configured route; nothing is recorded. The caller shows
+ * the outcome (and the error, in one sentence). */
+export function testReviewer(): Promise<ReviewerTest> {
+  return invoke({ cmd: 'testReviewer' });
 }
