@@ -34,6 +34,8 @@ class Ui {
   deleteSessionId: string | null = $state(null);
   /** Session whose /handoff-review dialog is open. */
   handoffSessionId: string | null = $state(null);
+  /** Incremented to ask the centre's composer to take the focus (after New session). */
+  focusComposer: number = $state(0);
   /** Incremented to ask the sidebar to focus its search box. */
   focusSearch: number = $state(0);
   /** Wall clock for relative times, ticking every 30 s. */

@@ -4,6 +4,7 @@ import type { CommandEntry } from "./CommandEntry";
 import type { CommandStarted } from "./CommandStarted";
 import type { FindingsView } from "./FindingsView";
 import type { FlowState } from "./FlowState";
+import type { FolderChoices } from "./FolderChoices";
 import type { LedgerEntry } from "./LedgerEntry";
 import type { LoopState } from "./LoopState";
 import type { OlderPage } from "./OlderPage";
@@ -22,4 +23,4 @@ import type { TransferResult } from "./TransferResult";
  * The response type of each request by its `cmd`: exported to TypeScript only, where
  * `invoke(request)` looks its result type up here.
  */
-export type Responses = { snapshot: Snapshot, prompts: Array<PromptTemplate>, listLoops: Array<LoopState>, openSession: TranscriptPage, closeSession: null, loadOlder: OlderPage, createSession: SessionView, renameSession: SessionView, archiveSession: SessionView, deleteSession: null, sendPrompt: Sent, runCommand: CommandStarted, abort: null, replyPermission: null, providers: ProviderCatalog, agents: Array<AgentInfo>, commands: Array<CommandEntry>, setSettings: Settings, openTab: null, closeTab: null, activateTab: null, moveTab: null, setPrompt: PromptTemplate, resetPrompt: PromptTemplate, startHandoffReview: FlowState, cancelFlow: boolean, transfer: TransferResult, coldReview: ReviewProgress, listReviews: Array<LedgerEntry>, getReview: ReviewDetail | null, listFindings: FindingsView, };
+export type Responses = { snapshot: Snapshot, prompts: Array<PromptTemplate>, listLoops: Array<LoopState>, folders: FolderChoices, openSession: TranscriptPage, closeSession: null, loadOlder: OlderPage, createSession: SessionView, renameSession: SessionView, archiveSession: SessionView, deleteSession: null, sendPrompt: Sent, runCommand: CommandStarted, abort: null, replyPermission: null, providers: ProviderCatalog, agents: Array<AgentInfo>, commands: Array<CommandEntry>, setSettings: Settings, openTab: null, closeTab: null, activateTab: null, moveTab: null, setPrompt: PromptTemplate, resetPrompt: PromptTemplate, startHandoffReview: FlowState, cancelFlow: boolean, transfer: TransferResult, coldReview: ReviewProgress, listReviews: Array<LedgerEntry>, getReview: ReviewDetail | null, listFindings: FindingsView, };

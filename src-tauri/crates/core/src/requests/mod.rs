@@ -6,6 +6,7 @@
 //! domain.
 
 pub mod catalog;
+pub mod folders;
 pub mod handoff;
 pub mod prompts;
 pub mod review_loop;
@@ -33,6 +34,7 @@ use crate::flows::review_loop::LoopState;
 use crate::settings::Settings;
 
 pub use catalog::{Agents, Commands, Providers};
+pub use folders::FolderChoices;
 pub use handoff::{CancelFlow, StartHandoffReview, Transfer};
 pub use prompts::{ResetPrompt, SetPrompt};
 pub use review_loop::ListFindings;
@@ -101,6 +103,8 @@ requests! {
         Prompts => Vec<PromptTemplate> = prompts::list;
         /// Review loops: the running ones and the newest that ended.
         ListLoops => Vec<LoopState> = review_loop::list_loops;
+        /// The folders New session suggests: recent ones and the server's known ones.
+        Folders => FolderChoices = folders::list;
     }
     per_client {
         /// Starts following a session's transcript for the client; answers its newest page.
