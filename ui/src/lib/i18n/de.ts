@@ -199,7 +199,8 @@ export const de: Record<MessageKey, string> = {
   'panel.close': '{label} schließen',
   'panel.empty': 'Hier ist noch nichts geöffnet.',
   'panel.emptyHint': 'Öffne eine Sitzung im Seitenbereich oder starte ein Review mit /handoff-review.',
-  'panel.resize': 'Breite des Kontextbereichs ändern',
+  'panel.resize': 'Breite des Kontextbereichs ändern (Pfeiltasten; Pos1 und Ende für schmalste und breiteste)',
+  'panel.widthValue': '{width} Pixel breit',
   'panel.reviews': 'Reviews',
   'panel.collapse': 'Kontextbereich ausblenden',
 

@@ -198,7 +198,8 @@ export const en = {
   'panel.close': 'Close {label}',
   'panel.empty': 'Nothing open here yet.',
   'panel.emptyHint': 'Open a session in the side panel, or start a review with /handoff-review.',
-  'panel.resize': 'Resize the context panel',
+  'panel.resize': 'Resize the context panel (arrow keys; Home and End for the narrowest and widest)',
+  'panel.widthValue': '{width} pixels wide',
   'panel.reviews': 'Reviews',
   'panel.collapse': 'Hide the context panel',
 
