@@ -71,6 +71,8 @@ fn main() {
     crosscheck_core::launch::init_logging();
 
     let result = tauri::Builder::default()
+        // The native folder dialog of New session (only `open`, allowed in the capability).
+        .plugin(tauri_plugin_dialog::init())
         .invoke_handler(tauri::generate_handler![api])
         // A page that (re)loads starts with nothing open, and a closed window follows nothing:
         // release what the window's previous page followed.

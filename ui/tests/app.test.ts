@@ -138,7 +138,16 @@ describe('App', () => {
     expect($('[data-testid="abort"]')).not.toBeNull();
     const toast = $('[data-testid="toast"]')!;
     expect(toast.dataset.level).toBe('error');
-    expect(toast.textContent).toContain('The review handoff failed: boom');
+    // One sentence of what happened and what to do; the server's words only behind Details.
+    expect(toast.querySelector('[data-testid="toast-text"]')!.textContent).toBe(
+      'The review handoff failed; its steps above the composer show where, and you can start it again.',
+    );
+    const detail = toast.querySelector<HTMLElement>('[data-testid="toast-detail"]')!;
+    expect(detail.hidden).toBe(true);
+    expect(detail.textContent).toBe('Handoff failed: boom');
+    toast.querySelector<HTMLButtonElement>('[data-testid="toast-details"]')!.click();
+    flushSync();
+    expect(detail.hidden).toBe(false);
   });
 
   it('shows the tabs the backend pushes and never echoes them back', async () => {

@@ -71,15 +71,15 @@ describe('t', () => {
 
   it('localizes error codes with a fallback', () => {
     setLocale('en');
-    expect(tError('not_found')).toBe('Not found.');
-    expect(tError('something_new')).toBe('Something went wrong.');
+    expect(tError('not_found')).toBe('That no longer exists; it may have been deleted elsewhere.');
+    expect(tError('something_new')).toBe('Something went wrong; try again, and open Details if it repeats.');
   });
 
   it('localizes notices, falling back to the English message when a key or param is missing', () => {
     setLocale('de');
     expect(tNotice('notice.reviewStarted', {}, 'Review started')).toBe(t('notice.reviewStarted'));
-    expect(tNotice('notice.handoffFailed', {}, 'Handoff failed: boom')).toBe('Handoff failed: boom');
-    expect(tNotice('notice.handoffFailed', { message: 'kaputt' }, 'x')).toContain('kaputt');
+    expect(tNotice('notice.coldReviewClean', {}, 'Clean: gpt-5')).toBe('Clean: gpt-5');
+    expect(tNotice('notice.coldReviewClean', { reviewer: 'kaputt-1' }, 'x')).toContain('kaputt-1');
     expect(tNotice('notice.unknownThing', {}, 'English text')).toBe('English text');
     setLocale('en');
   });

@@ -36,6 +36,13 @@ export function toolInfo(state: unknown): ToolInfo {
 }
 
 /** A readable line for an assistant message's `error` (`{name, data: {message}}` in OpenCode). */
+/** Whether a message's error is OpenCode's report that the user stopped the turn
+ * (`MessageAbortedError`): shown as "Stopped", not as a failure. */
+export function isAbortError(error: unknown): boolean {
+  const e = asRecord(error);
+  return typeof e?.name === 'string' && /^MessageAbortedError$|^AbortError$/.test(e.name);
+}
+
 export function describeError(error: unknown): string {
   if (!error) return '';
   if (typeof error === 'string') return error;

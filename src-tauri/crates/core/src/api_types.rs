@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 
 use crosscheck_opencode::{
-    MessageInfo, MessageWithParts, ModelRef, Part, PermissionRequest, Session, SessionStatus,
+    DropCause, MessageInfo, MessageWithParts, ModelRef, Part, PermissionRequest, Session,
+    SessionStatus,
 };
 use crosscheck_review::LedgerEntry;
 use serde::{Deserialize, Serialize};
@@ -141,6 +142,22 @@ pub struct PromptTemplate {
     pub overridden: bool,
 }
 
+impl Connection {
+    /// The server is gone for `reason`; the next attempt starts in `retry_in_ms`.
+    pub fn reconnecting(url: String, error: String, reason: DropCause, retry_in_ms: u64) -> Self {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        Connection::Reconnecting {
+            url,
+            error,
+            reason,
+            retry_in_ms,
+            next_attempt_at: now.saturating_add(retry_in_ms),
+        }
+    }
+}
+
 /// Connection to the OpenCode server, as the UI shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(
@@ -165,15 +182,20 @@ pub enum Connection {
         /// Whether Crosscheck started the server itself.
         managed: bool,
     },
-    /// Lost the server; retrying.
+    /// Lost the server; retrying. Build it with [`Connection::reconnecting`].
     Reconnecting {
         /// Server URL.
         url: String,
-        /// Last error.
+        /// Last error, in English with the details.
         error: String,
-        /// Next attempt in this many ms.
+        /// Why, as a kind the UI puts in words.
+        reason: DropCause,
+        /// Next attempt in this many ms (from when this state was set).
         #[ts(type = "number")]
         retry_in_ms: u64,
+        /// When the next attempt starts, ms since the Unix epoch (for a countdown).
+        #[ts(type = "number")]
+        next_attempt_at: u64,
     },
     /// Could not start or reach the server.
     Failed {

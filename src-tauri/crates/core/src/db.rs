@@ -1,4 +1,5 @@
-//! The app's SQLite file: settings, prompt overrides and the context panel's tabs.
+//! The app's SQLite file: settings, prompt overrides, the context panel's tabs and the recent
+//! folders of new sessions.
 //! The cold review ledger lives in the same file under its own `review_` tables.
 
 use std::path::Path;
@@ -119,6 +120,19 @@ impl Db {
             return Ok(());
         }
         self.put_json("last_project", &dir)
+    }
+
+    /// Folders the user created sessions in, newest first.
+    pub fn recent_folders(&self) -> Vec<String> {
+        self.get_json("recentFolders")
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    /// Saves the recent folders.
+    pub fn set_recent_folders(&self, folders: &[String]) -> Result<()> {
+        self.put_json("recentFolders", &folders)
     }
 
     /// Every prompt override, by name.

@@ -76,6 +76,12 @@ error_codes! {
     ReviewFailed = 422,
     /// The code's fingerprint could not be taken (not a git repository, git failed).
     FingerprintFailed = 422,
+    /// A new session's folder is not an absolute path.
+    FolderNotAbsolute = 422,
+    /// A new session's folder does not exist.
+    FolderMissing = 422,
+    /// A new session's folder is a file, not a directory.
+    NotAFolder = 422,
     /// A bug in Crosscheck.
     Internal = 422,
     /// Web mode: the token is missing or wrong.
@@ -147,6 +153,15 @@ pub enum Error {
     /// The code's fingerprint could not be taken.
     #[error("could not fingerprint the code: {0}")]
     Fingerprint(String),
+    /// A new session's folder is not an absolute path.
+    #[error("the folder must be an absolute path: {0:?}")]
+    FolderNotAbsolute(String),
+    /// A new session's folder does not exist.
+    #[error("the folder {0} does not exist")]
+    FolderMissing(String),
+    /// A new session's folder is a file.
+    #[error("{0} is a file, not a folder")]
+    NotAFolder(String),
     /// A bug: something that should not happen.
     #[error("internal error: {0}")]
     Internal(String),
@@ -171,6 +186,9 @@ impl Error {
             Error::Cancelled => ErrorCode::FlowCancelled,
             Error::Review(_) | Error::ReviewFailed(_) => ErrorCode::ReviewFailed,
             Error::Fingerprint(_) => ErrorCode::FingerprintFailed,
+            Error::FolderNotAbsolute(_) => ErrorCode::FolderNotAbsolute,
+            Error::FolderMissing(_) => ErrorCode::FolderMissing,
+            Error::NotAFolder(_) => ErrorCode::NotAFolder,
             Error::Internal(_) => ErrorCode::Internal,
         }
     }

@@ -10,6 +10,7 @@ pub mod error;
 pub mod findings;
 pub mod fingerprint;
 pub mod flows;
+pub mod folders;
 pub mod launch;
 mod ledger_watch;
 pub mod metadata;

@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Duration;
 
 use crosscheck_opencode::{
-    Client, ServerConfig, ServerState, StreamItem, Supervisor, spawn_event_stream,
+    Client, DropCause, ServerConfig, ServerState, StreamItem, Supervisor, spawn_event_stream,
     stream::StreamOptions,
 };
 use tokio::sync::mpsc;
@@ -109,11 +109,12 @@ fn watch_supervisor(core: &Core, sup: &Supervisor) {
                         .client()
                         .map(|c| c.base_url().to_owned())
                         .unwrap_or_default();
-                    core2.set_connection(Connection::Reconnecting {
+                    core2.set_connection(Connection::reconnecting(
                         url,
-                        error: reason,
-                        retry_in_ms: 0,
-                    });
+                        reason,
+                        DropCause::Restarting,
+                        0,
+                    ));
                 }
                 ServerState::Failed { reason } => {
                     core2.set_connection(Connection::Failed { error: reason })
@@ -182,18 +183,19 @@ async fn follow_stream(core: Core, client: Client, config: ServerConfig, managed
                             core.with_store(|store| ((), store.apply(envelope.event)));
                         }
                     }
-                    StreamItem::Disconnected { error, retry_in_ms } => {
+                    StreamItem::Disconnected { error, cause, retry_in_ms } => {
                         // The next connect resyncs; nothing is retried meanwhile.
                         generation += 1;
                         retry_at = None;
                         if let Some(task) = running.take() {
                             task.abort();
                         }
-                        core.set_connection(Connection::Reconnecting {
-                            url: config.base_url.clone(),
+                        core.set_connection(Connection::reconnecting(
+                            config.base_url.clone(),
                             error,
+                            cause,
                             retry_in_ms,
-                        })
+                        ))
                     }
                     StreamItem::Malformed { error } => {
                         tracing::warn!("skipped a malformed event: {error}")
@@ -225,11 +227,12 @@ async fn follow_stream(core: Core, client: Client, config: ServerConfig, managed
                     }
                     Outcome::Failed { error } => {
                         tracing::warn!("resync failed: {error}");
-                        core.set_connection(Connection::Reconnecting {
-                            url: config.base_url.clone(),
+                        core.set_connection(Connection::reconnecting(
+                            config.base_url.clone(),
                             error,
-                            retry_in_ms: u64::try_from(backoff.as_millis()).unwrap_or(u64::MAX),
-                        });
+                            DropCause::SyncFailed,
+                            u64::try_from(backoff.as_millis()).unwrap_or(u64::MAX),
+                        ));
                         retry_at = Some(tokio::time::Instant::now() + backoff);
                         backoff = (backoff * 2).min(RETRY_MAX);
                     }

@@ -18,7 +18,7 @@ use crate::error::{BODY_LIMIT, Error, describe_reqwest, truncate};
 use crate::types::{
     AgentInfo, CommandInfo, CommandRequest, CreateSession, Health, MessagePage, MessageWithParts,
     ModelInfo, PermissionReply, PermissionRequest, Project, PromptRequest, ProviderCatalog,
-    ProviderInfo, Session, SessionPatch, SessionStatus, lenient,
+    ProviderInfo, ServerPath, Session, SessionPatch, SessionStatus, lenient,
 };
 
 /// Characters a query value keeps as they are: RFC 3986 unreserved plus `/` (paths stay readable).
@@ -381,6 +381,11 @@ impl Client {
     pub async fn commands(&self, directory: Option<&str>) -> Result<Vec<CommandInfo>, Error> {
         self.get_json("/command".into(), &dir_query(directory))
             .await
+    }
+
+    /// `GET /path`: the folder the server runs in.
+    pub async fn server_path(&self) -> Result<ServerPath, Error> {
+        self.get_json("/path".into(), &[]).await
     }
 
     /// `GET /project`: the projects (worktrees) the server knows.

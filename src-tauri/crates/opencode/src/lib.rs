@@ -12,6 +12,6 @@ pub mod types;
 pub use client::{Client, ListingFailure, ServerConfig, SessionListing, Timeouts};
 pub use error::Error;
 pub use event::{Envelope, Event};
-pub use stream::{StreamHandle, StreamItem, StreamOptions, spawn_event_stream};
+pub use stream::{DropCause, StreamHandle, StreamItem, StreamOptions, spawn_event_stream};
 pub use supervisor::{ServerState, Supervisor, SupervisorOptions, SupervisorTuning};
 pub use types::*;

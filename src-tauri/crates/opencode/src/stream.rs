@@ -8,8 +8,10 @@
 use std::time::Duration;
 
 use rand::Rng;
+use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+use ts_rs::TS;
 
 use crate::client::Client;
 use crate::error::{describe_reqwest, truncate};
@@ -26,8 +28,10 @@ pub enum StreamItem {
     /// The stream broke (error, end, or no bytes within the heartbeat timeout); it is reopened
     /// after `retry_in_ms`.
     Disconnected {
-        /// Why.
+        /// Why, in English with the details.
         error: String,
+        /// Why, as a kind the UI can put in words.
+        cause: DropCause,
         /// Delay before the next attempt, in ms.
         retry_in_ms: u64,
     },
@@ -36,6 +40,31 @@ pub enum StreamItem {
         /// Why, with the start of the frame.
         error: String,
     },
+}
+
+/// Why the event stream is down, in kinds a user can act on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub enum DropCause {
+    /// Nothing answers at the address (refused, no route, name not found).
+    Unreachable,
+    /// The server accepted the connection but did not answer in time (often: still starting).
+    NoAnswer,
+    /// The server refused the password.
+    Unauthorized,
+    /// The server answered with an error status.
+    ServerError,
+    /// The server closed the stream (it is stopping or restarting).
+    Closed,
+    /// No bytes for longer than the heartbeat timeout.
+    HeartbeatLost,
+    /// The connection broke while reading.
+    Broken,
+    /// Crosscheck is restarting the server it started.
+    Restarting,
+    /// The server is reachable but its state could not be reloaded.
+    SyncFailed,
 }
 
 /// Tuning of [`spawn_event_stream`].
@@ -106,7 +135,11 @@ enum End {
     /// The receiver is gone: stop for good.
     ReceiverGone,
     /// The connection failed or broke.
-    Dropped { error: String, connected: bool },
+    Dropped {
+        error: String,
+        cause: DropCause,
+        connected: bool,
+    },
 }
 
 async fn run(client: Client, tx: mpsc::Sender<StreamItem>, options: StreamOptions) {
@@ -120,9 +153,13 @@ async fn run(client: Client, tx: mpsc::Sender<StreamItem>, options: StreamOption
         };
         decoder.reset();
         pending.clear();
-        let (error, connected) = match end {
+        let (error, cause, connected) = match end {
             End::ReceiverGone => return,
-            End::Dropped { error, connected } => (error, connected),
+            End::Dropped {
+                error,
+                cause,
+                connected,
+            } => (error, cause, connected),
         };
         if connected {
             backoff = options.initial_backoff;
@@ -132,7 +169,11 @@ async fn run(client: Client, tx: mpsc::Sender<StreamItem>, options: StreamOption
         tracing::debug!(%error, delay_ms = delay.as_millis() as u64, "opencode event stream dropped");
         let retry_in_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
         if tx
-            .send(StreamItem::Disconnected { error, retry_in_ms })
+            .send(StreamItem::Disconnected {
+                error,
+                cause,
+                retry_in_ms,
+            })
             .await
             .is_err()
         {
@@ -167,12 +208,19 @@ async fn connection(
             Err(_) => {
                 return End::Dropped {
                     error: format!("no answer within {wait_ms} ms"),
+                    cause: DropCause::NoAnswer,
                     connected: false,
                 };
             }
             Ok(Err(e)) => {
+                let cause = if e.is_timeout() {
+                    DropCause::NoAnswer
+                } else {
+                    DropCause::Unreachable
+                };
                 return End::Dropped {
                     error: describe_reqwest(e),
+                    cause,
                     connected: false,
                 };
             }
@@ -183,8 +231,14 @@ async fn connection(
         let body = tokio::time::timeout(Duration::from_secs(1), response.text()).await;
         let body = body.ok().and_then(Result::ok).unwrap_or_default();
         let body = truncate(body.trim(), 200);
+        let cause = if status.as_u16() == 401 {
+            DropCause::Unauthorized
+        } else {
+            DropCause::ServerError
+        };
         return End::Dropped {
             error: format!("HTTP {}: {body}", status.as_u16()),
+            cause,
             connected: false,
         };
     }
@@ -199,18 +253,21 @@ async fn connection(
                         "no data for {} ms (heartbeat lost)",
                         options.heartbeat_timeout.as_millis()
                     ),
+                    cause: DropCause::HeartbeatLost,
                     connected: true,
                 };
             }
             Ok(Err(e)) => {
                 return End::Dropped {
                     error: describe_reqwest(e),
+                    cause: DropCause::Broken,
                     connected: true,
                 };
             }
             Ok(Ok(None)) => {
                 return End::Dropped {
                     error: "the server ended the event stream".into(),
+                    cause: DropCause::Closed,
                     connected: true,
                 };
             }

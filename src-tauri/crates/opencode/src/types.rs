@@ -409,6 +409,20 @@ pub struct Project {
     /// Root folder.
     #[serde(default, deserialize_with = "lenient")]
     pub worktree: String,
+    /// Further worktrees of the project.
+    #[serde(default, deserialize_with = "lenient")]
+    pub sandboxes: Vec<String>,
+}
+
+/// Where the server runs (`GET /path`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerPath {
+    /// The folder the server was started in.
+    #[serde(default, deserialize_with = "lenient")]
+    pub directory: String,
+    /// Its project's root folder.
+    #[serde(default, deserialize_with = "lenient")]
+    pub worktree: String,
 }
 
 /// A model a provider offers, for the model picker.

@@ -744,6 +744,13 @@ async fn route_request(
         }
         "GET /global/event" => event_stream(shared),
         "GET /project" => list_projects(shared),
+        "GET /path" => {
+            let dir = shared.lock().directory.clone();
+            json_response(
+                StatusCode::OK,
+                json!({"home": "/home/fake", "state": "", "config": "", "worktree": dir, "directory": dir}),
+            )
+        }
         "GET /config/providers" => json_response(
             StatusCode::OK,
             json!({

@@ -322,3 +322,15 @@ export async function copyText(text: string): Promise<void> {
   document.execCommand('copy');
   area.remove();
 }
+
+/** Whether the native folder dialog is available (the desktop app only). */
+export const canPickFolder: boolean = isDesktop;
+
+/** Opens the native folder dialog (desktop only); the chosen folder, or null when cancelled
+ * or unavailable. */
+export async function pickFolder(startIn?: string): Promise<string | null> {
+  if (!isDesktop) return null;
+  const { open } = await import('@tauri-apps/plugin-dialog');
+  const picked = await open({ directory: true, multiple: false, ...(startIn ? { defaultPath: startIn } : {}) });
+  return typeof picked === 'string' ? picked : null;
+}

@@ -309,10 +309,14 @@ export class Store {
           this.sessionErrors.delete(change.sessionId);
         }
         break;
-      case 'sessionError':
+      case 'sessionError': {
+        // OpenCode reports one failed turn twice (the second time with a stack trace): tell the
+        // user once per turn; the entry is cleared when the next turn starts.
+        const first = !this.sessionErrors.has(change.sessionId);
         this.sessionErrors.set(change.sessionId, change.error);
-        this.hooks.onSessionError?.(change.sessionId, change.error);
+        if (first) this.hooks.onSessionError?.(change.sessionId, change.error);
         break;
+      }
       case 'permissionAsked':
         this.permissions.set(change.request.id, change.request);
         break;

@@ -5,7 +5,7 @@
  */
 export type CreateSession = { 
 /**
- * Absolute folder the session works in.
+ * Folder the session works in: an absolute path (or `~/...`) to an existing directory.
  */
 directory: string, 
 /**

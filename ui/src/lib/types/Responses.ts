@@ -4,6 +4,7 @@ import type { CommandEntry } from "./CommandEntry";
 import type { CommandStarted } from "./CommandStarted";
 import type { FindingsView } from "./FindingsView";
 import type { FlowState } from "./FlowState";
+import type { FolderChoices } from "./FolderChoices";
 import type { LedgerEntry } from "./LedgerEntry";
 import type { LoopState } from "./LoopState";
 import type { OlderPage } from "./OlderPage";

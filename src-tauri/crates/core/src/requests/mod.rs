@@ -6,6 +6,7 @@
 //! domain.
 
 pub mod catalog;
+pub mod folders;
 pub mod handoff;
 pub mod prompts;
 pub mod review_loop;
@@ -35,6 +36,7 @@ use crate::flows::review_loop::LoopState;
 use crate::settings::Settings;
 
 pub use catalog::{Agents, Commands, Providers};
+pub use folders::FolderChoices;
 pub use handoff::{CancelFlow, StartHandoffReview, Transfer};
 pub use prompts::{ResetPrompt, SetPrompt};
 pub use review_loop::ListFindings;
@@ -110,6 +112,8 @@ requests! {
         ReviewerSettings => ReviewerSettings = reviews::reviewer_settings;
         /// Runs a tiny review through the configured route; nothing is recorded.
         TestReviewer => ReviewerTest = reviews::test_reviewer;
+        /// The folders New session suggests: recent ones and the server's known ones.
+        Folders => FolderChoices = folders::list;
     }
     per_client {
         /// Starts following a session's transcript for the client; answers its newest page.

@@ -9,13 +9,14 @@ use crate::api_types::{SessionView, Snapshot};
 use crate::core::Core;
 use crate::error::{Error, Result};
 use crate::flows::{delete, now_ms};
+use crate::folders::{check_folder, push_recent};
 
 /// Fields of [`Request::CreateSession`](super::Request::CreateSession).
 #[derive(Debug, Clone, Deserialize, Serialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[ts(export)]
 pub struct CreateSession {
-    /// Absolute folder the session works in.
+    /// Folder the session works in: an absolute path (or `~/...`) to an existing directory.
     pub directory: String,
     /// Title to start with; the server names it after the first prompt when absent.
     #[serde(default)]
@@ -59,20 +60,24 @@ pub async fn snapshot(core: &Core) -> Result<Snapshot> {
     Ok(core.snapshot())
 }
 
-/// Creates a session in an absolute directory.
+/// Creates a session in a folder that exists on this machine (checked here: in web mode the
+/// browser cannot), and remembers the folder as the newest recent one.
 pub async fn create(core: &Core, req: CreateSession) -> Result<SessionView> {
-    if !std::path::Path::new(&req.directory).is_absolute() {
-        return Err(Error::InvalidRequest(format!(
-            "directory must be an absolute path: {}",
-            req.directory
-        )));
-    }
+    let home = std::env::home_dir();
+    let directory = check_folder(&req.directory, home.as_deref())?;
     let body = CreateBody {
-        title: req.title,
+        title: req
+            .title
+            .map(|t| t.trim().to_owned())
+            .filter(|t| !t.is_empty()),
         ..Default::default()
     };
-    let session = core.client()?.create_session(&req.directory, &body).await?;
-    core.remember_project(&req.directory);
+    let session = core.client()?.create_session(&directory, &body).await?;
+    core.remember_project(&directory);
+    let recent = push_recent(&core.db().recent_folders(), &directory);
+    if let Err(e) = core.db().set_recent_folders(&recent) {
+        tracing::warn!("could not save the recent folders: {e}");
+    }
     Ok(core.remember_session(session))
 }
 

@@ -8,6 +8,7 @@ mod support;
 mod cold_review;
 mod fingerprint;
 mod flow_faults;
+mod folders;
 mod followers;
 mod handoff_flows;
 mod permissions;

@@ -164,3 +164,62 @@ async fn events_flow_again_after_a_reconnect() {
     assert!(h.snapshot().await.statuses.is_empty());
     h.stop().await;
 }
+
+/// While the server is gone the connection says why and when the next attempt starts (an
+/// absolute time, so a UI that loads later still counts down to the right moment), for every
+/// attempt, and the snapshot carries the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconnecting_carries_the_reason_and_the_next_attempt_time() {
+    use crosscheck_opencode::DropCause;
+    let h = Harness::start().await;
+    let mut changes = h.core.subscribe();
+    h.fake.block_event_streams(true);
+    h.fake.drop_event_streams();
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("clock")
+            .as_millis() as u64
+    };
+    let mut reasons = Vec::new();
+    while reasons.len() < 2 {
+        let change = wait_change(&mut changes, SHORT, "Reconnecting", |c| {
+            matches!(
+                c,
+                Change::Connection {
+                    connection: Connection::Reconnecting { .. }
+                }
+            )
+        })
+        .await;
+        let Change::Connection {
+            connection:
+                Connection::Reconnecting {
+                    reason,
+                    retry_in_ms,
+                    next_attempt_at,
+                    ..
+                },
+        } = change
+        else {
+            unreachable!()
+        };
+        let at = now();
+        assert!(
+            next_attempt_at + 50 >= at && next_attempt_at <= at + retry_in_ms + 50,
+            "next attempt {next_attempt_at} vs now {at} + {retry_in_ms}"
+        );
+        reasons.push(reason);
+    }
+    assert_eq!(reasons[0], DropCause::Closed, "the server ended the stream");
+    assert_eq!(reasons[1], DropCause::ServerError, "then it answered 503");
+    assert!(matches!(
+        h.snapshot().await.connection,
+        Connection::Reconnecting {
+            reason: DropCause::ServerError,
+            ..
+        }
+    ));
+    h.fake.block_event_streams(false);
+    h.stop().await;
+}

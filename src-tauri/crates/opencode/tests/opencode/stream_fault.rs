@@ -15,7 +15,7 @@ use axum::routing::get;
 use crosscheck_opencode::event::parse_frame;
 use crosscheck_opencode::stream::{SseDecoder, SseFrame, StreamHandle};
 use crosscheck_opencode::{
-    Client, Envelope, Event, ServerConfig, StreamItem, StreamOptions, spawn_event_stream,
+    Client, DropCause, Envelope, Event, ServerConfig, StreamItem, StreamOptions, spawn_event_stream,
 };
 use tokio::sync::mpsc;
 
@@ -324,10 +324,11 @@ async fn silence_beyond_the_heartbeat_timeout_reconnects() {
     let (_handle, mut rx) = start(client, options(300));
     assert_eq!(next(&mut rx).await, StreamItem::Connected);
     assert_eq!(events(&mut rx, 1).await, expected[..1]);
-    let StreamItem::Disconnected { error, .. } = next(&mut rx).await else {
+    let StreamItem::Disconnected { error, cause, .. } = next(&mut rx).await else {
         panic!("expected Disconnected")
     };
     assert!(error.contains("heartbeat"), "{error}");
+    assert_eq!(cause, DropCause::HeartbeatLost);
     assert_eq!(next(&mut rx).await, StreamItem::Connected);
     assert_eq!(events(&mut rx, 1).await, expected[1..2]);
 }
@@ -412,8 +413,13 @@ async fn refusals_back_off_exponentially_and_reset_after_a_connect() {
     let mut delays = Vec::new();
     for _ in 0..4 {
         match next(&mut rx).await {
-            StreamItem::Disconnected { error, retry_in_ms } => {
+            StreamItem::Disconnected {
+                error,
+                cause,
+                retry_in_ms,
+            } => {
                 assert!(error.contains("401"), "{error}");
+                assert_eq!(cause, DropCause::Unauthorized);
                 delays.push(retry_in_ms);
             }
             other => panic!("expected Disconnected, got {other:?}"),
@@ -503,7 +509,10 @@ async fn unanswered_connection_is_retried_after_the_answer_timeout() {
     let started = std::time::Instant::now();
     let _handle = spawn_event_stream(client, tx, opts);
     match next(&mut rx).await {
-        StreamItem::Disconnected { error, .. } => assert!(error.contains("no answer"), "{error}"),
+        StreamItem::Disconnected { error, cause, .. } => {
+            assert!(error.contains("no answer"), "{error}");
+            assert_eq!(cause, DropCause::NoAnswer);
+        }
         other => panic!("expected a dropped attempt, got {other:?}"),
     }
     assert!(matches!(next(&mut rx).await, StreamItem::Connected));
@@ -511,4 +520,39 @@ async fn unanswered_connection_is_retried_after_the_answer_timeout() {
         started.elapsed() < Duration::from_secs(10),
         "retried long before the heartbeat window"
     );
+}
+
+/// A port where nothing listens is "unreachable" (what the UI words as "the server is gone"),
+/// and the stream keeps trying with a delay it announces.
+#[tokio::test]
+async fn nothing_listening_is_unreachable_and_retried() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    drop(listener);
+    let client = Client::new(ServerConfig {
+        base_url: format!("http://{addr}"),
+        password: None,
+    })
+    .expect("client");
+    let (tx, mut rx) = mpsc::channel(16);
+    let opts = StreamOptions {
+        heartbeat_timeout: Duration::from_secs(30),
+        answer_timeout: Duration::from_millis(2_000),
+        initial_backoff: Duration::from_millis(20),
+        max_backoff: Duration::from_millis(80),
+    };
+    let _handle = spawn_event_stream(client, tx, opts);
+    for _ in 0..2 {
+        match next(&mut rx).await {
+            StreamItem::Disconnected {
+                cause, retry_in_ms, ..
+            } => {
+                assert_eq!(cause, DropCause::Unreachable);
+                assert!((10..=80).contains(&retry_in_ms), "{retry_in_ms}");
+            }
+            other => panic!("expected a dropped attempt, got {other:?}"),
+        }
+    }
 }

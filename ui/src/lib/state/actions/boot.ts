@@ -2,6 +2,7 @@
 
 import { invoke, subscribe } from '$lib/host';
 import { t, tNotice } from '$lib/i18n/index.svelte';
+import { sessionTitle } from '$lib/titles';
 import { catalog } from '../catalog.svelte';
 import { store } from '../store.svelte';
 import { toasts } from '../toasts.svelte';
@@ -9,6 +10,7 @@ import { ui } from '../ui.svelte';
 import { reportError } from './call';
 import { forgetSession } from './sessions';
 import { markStreamOpen, openTranscript } from './transcripts';
+import { flushOutbox } from './turns';
 
 let unsubscribe: (() => void) | null = null;
 let snapshotTimer: ReturnType<typeof setTimeout> | null = null;
@@ -22,7 +24,7 @@ export function boot(): () => void {
     onTabsRevealed: () => ui.setPanelOpen(true),
     onSessionRemoved: (id) => forgetSession(id),
     onSessionError: (id, error) =>
-      toasts.push('error', t('session.errorToast', { title: store.sessions.get(id)?.title || t('sidebar.untitled'), message: error.message })),
+      toasts.push('error', t('session.errorToast', { title: sessionTitle(store.sessions.get(id)) }), error.message),
   };
   // The snapshot is fetched once the stream is open, so no change falls between the two. If
   // state was fetched before (or the stream was lost meanwhile), everything is fetched again.
@@ -84,7 +86,8 @@ export async function resync(): Promise<void> {
   await Promise.all([...store.transcripts.keys()].map((id) => openTranscript(id)));
 }
 
-/** After the OpenCode server (re)connects: refresh pickers and commands. */
+/** After the OpenCode server (re)connects: refresh pickers and commands, send what was queued. */
 export function onServerReady(): void {
   catalog.refresh();
+  void flushOutbox();
 }

@@ -1,5 +1,7 @@
 // Session actions: selecting, creating, renaming, archiving and deleting sessions.
 
+import { invoke } from '$lib/host';
+import type { FolderChoices } from '$lib/types/FolderChoices';
 import type { SessionView } from '$lib/types/SessionView';
 import { store } from '../store.svelte';
 import { ui } from '../ui.svelte';
@@ -11,15 +13,21 @@ export function selectSession(sessionId: string | null): void {
   ui.select(sessionId);
 }
 
-/** Creates a session in a folder and selects it. */
+/** Creates a session in a folder and selects it. Failures are thrown, not shown: the dialog
+ * shows a refused folder at its field and toasts the rest. */
 export async function createSession(directory: string, title?: string): Promise<SessionView> {
-  const session = await call({ cmd: 'createSession', directory, ...(title ? { title } : {}) });
-  ui.rememberDirectory(directory);
+  const session = await invoke({ cmd: 'createSession', directory, ...(title ? { title } : {}) });
+  ui.rememberDirectory(session?.directory || directory);
   if (session?.id) {
     if (!store.sessions.has(session.id)) store.sessions.set(session.id, session);
     ui.select(session.id);
   }
   return session;
+}
+
+/** The folders New session suggests (recent ones first, then the server's known ones). */
+export async function loadFolders(): Promise<FolderChoices> {
+  return call({ cmd: 'folders' });
 }
 
 /** Renames a session. */

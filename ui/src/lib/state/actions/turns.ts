@@ -1,9 +1,13 @@
-// Turn actions: prompts, slash commands, stopping a turn, answering permission requests.
+// Turn actions: prompts, slash commands, stopping a turn, answering permission requests, and
+// sending what was typed while the server was gone.
 
 import type { CommandStarted } from '$lib/types/CommandStarted';
 import type { ModelChoice } from '$lib/types/ModelChoice';
 import type { PermissionReplyKind } from '$lib/types/PermissionReplyKind';
 import type { Sent } from '$lib/types/Sent';
+import { getDraft, setDraft } from '../drafts';
+import { outbox } from '../outbox.svelte';
+import { store } from '../store.svelte';
 import { call } from './call';
 
 /** A choice with its empty parts left out; undefined when nothing is chosen. */
@@ -36,4 +40,38 @@ export function abort(sessionId: string): Promise<null> {
 /** Answers a pending permission request; the backend pushes its resolution. */
 export function replyPermission(sessionId: string, requestId: string, reply: PermissionReplyKind): Promise<null> {
   return call({ cmd: 'replyPermission', sessionId, requestId, reply });
+}
+
+/** Whether the OpenCode server is connected now (else messages are queued). */
+export function online(): boolean {
+  return store.connection.state === 'ready';
+}
+
+let flushing = false;
+
+/** Sends the queued messages in order, once connected. A send that fails while the server is
+ * gone again stays queued; any other failure is shown (a toast) and its text goes back into the
+ * session's draft, so nothing typed is lost. */
+export async function flushOutbox(): Promise<void> {
+  if (flushing) return;
+  flushing = true;
+  try {
+    while (online() && outbox.items.length > 0) {
+      const item = outbox.take(outbox.items[0].id);
+      if (!item) continue;
+      try {
+        if (item.command) await runCommand(item.sessionId, item.command.name, item.command.args, item.choice);
+        else await sendPrompt(item.sessionId, item.text, item.choice);
+      } catch {
+        if (!online()) {
+          outbox.putBack(item);
+          return;
+        }
+        const draft = getDraft(item.sessionId).trim();
+        setDraft(item.sessionId, draft ? `${item.text}\n\n${draft}` : item.text);
+      }
+    }
+  } finally {
+    flushing = false;
+  }
 }
