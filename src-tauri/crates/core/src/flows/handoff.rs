@@ -259,14 +259,16 @@ impl Flow {
         self.state.reused = reused;
         self.check_cancel()?;
         let prompt = registry.render(prompts::REVIEW_SESSION_VISIBLE, &[("handoff", &handoff)])?;
+        let findings_instructions = super::review_loop::hidden::for_reviewer(&registry, &[])?;
+        let review_prompt_id = ids::message_id();
         let reviewer = reviewer.unwrap_or(choice);
         self.step(FlowStep::SendingReview);
         core.client()?
             .prompt_async(
                 &review.id,
                 &PromptRequest {
-                    message_id: Some(ids::message_id()),
-                    parts: vec![TextPartInput::visible(prompt)],
+                    message_id: Some(review_prompt_id.clone()),
+                    parts: super::review_loop::hidden::parts(prompt, findings_instructions),
                     model: reviewer.model,
                     agent: reviewer.agent,
                     variant: reviewer.variant,

@@ -79,3 +79,52 @@ async fn a_review_reply_is_recorded_as_findings_of_its_link() {
     assert_eq!(err.code, crosscheck_core::ErrorCode::NoLinkedSession);
     h.stop().await;
 }
+
+/// The first review prompt and both transfers carry the seed's words visibly and the findings
+/// format (to the reviewer) or the answer-by-id instruction (to the implementer) hidden.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn review_prompts_carry_the_findings_instructions_hidden() {
+    use crosscheck_core::prompts;
+    let h = Harness::start().await;
+    let o = h.fake.seed_session("Add greet", None);
+    h.fake.script(&o, Reply::text("## Intent\ngreet()"));
+    h.fake.script_any(Reply::text(ROUND_1));
+    let run = h.handoff(&o, SHORT).await;
+    let review = run.flow.review_session_id.clone().expect("review session");
+    h.fake.wait_turns(&review, 1, SHORT).await;
+    let findings = prompts::default_template(prompts::REVIEW_FINDINGS_INSTRUCTIONS).unwrap();
+    let answers = prompts::default_template(prompts::REVIEW_ANSWER_INSTRUCTIONS).unwrap();
+    let first = &h.fake.prompts_to(&review)[0];
+    let parts = crate::support::part_texts(first);
+    assert_eq!(parts.len(), 2, "{first}");
+    assert!(
+        parts[0]
+            .0
+            .starts_with("Please review the changes described in this handoff.\n\n")
+    );
+    assert_eq!(parts[1], (findings.to_owned(), true));
+
+    let reply_id = h.fake.messages(&review).last().unwrap().info["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    h.request(Request::Transfer(crosscheck_core::requests::Transfer {
+        session_id: review.clone(),
+        message_id: reply_id,
+    }))
+    .await
+    .expect("to the implementer");
+    let sent = h.fake.prompts_to(&o);
+    let parts = crate::support::part_texts(sent.last().unwrap());
+    assert!(
+        parts[0]
+            .0
+            .starts_with("Another agent reviewed your changes")
+    );
+    assert!(parts[0].0.ends_with(ROUND_1), "the reviewer's words, whole");
+    assert_eq!(parts[1], (answers.to_owned(), true));
+    for (text, _) in &parts {
+        crate::support::assert_leaks_nothing(text);
+    }
+    h.stop().await;
+}

@@ -4,6 +4,7 @@
 //! goes back to the reviewer in the seed's response words; and so on until a stop rule ends it.
 
 pub(crate) mod code;
+pub mod hidden;
 pub mod record;
 pub(crate) mod recorder;
 

@@ -157,11 +157,16 @@ pub fn part_texts(body: &Value) -> Vec<(String, bool)> {
         .unwrap_or_default()
 }
 
-/// The only visible text of a recorded prompt (asserting there is exactly one part).
+/// The only visible text of a recorded prompt (asserting there is exactly one visible part,
+/// first; what follows it is hidden: the review loop's synthetic instructions).
 pub fn sole_text(body: &Value) -> String {
     let parts = part_texts(body);
-    assert_eq!(parts.len(), 1, "one part expected: {body}");
-    assert!(!parts[0].1, "the part must be visible: {body}");
+    assert!(!parts.is_empty(), "a part expected: {body}");
+    assert!(!parts[0].1, "the first part must be visible: {body}");
+    assert!(
+        parts[1..].iter().all(|(_, synthetic)| *synthetic),
+        "only the first part is visible: {body}"
+    );
     parts[0].0.clone()
 }
 
