@@ -31,6 +31,7 @@ pub fn start(
     session_id: &str,
     choice: Option<ModelChoice>,
     reviewer: Option<ModelChoice>,
+    review_loop: Option<super::review_loop::LoopOptions>,
 ) -> Result<FlowState> {
     let started = core.flows().start_or_running(session_id, || FlowState {
         id: ids::ascending("flw"),
@@ -58,7 +59,7 @@ pub fn start(
         created_review: None,
     };
     core.push_task(tokio::spawn(async move {
-        let outcome = supervised(flow.run(choice, reviewer)).await;
+        let outcome = supervised(flow.run(choice, reviewer, review_loop)).await;
         flow.finish(outcome);
     }));
     Ok(state)
@@ -66,7 +67,7 @@ pub fn start(
 
 /// Runs a flow's work, turning a panic into an error so the flow still ends (and does not
 /// block its session's next handoff).
-pub(crate) async fn supervised(work: impl std::future::Future<Output = Result<()>>) -> Result<()> {
+pub(crate) async fn supervised<T>(work: impl std::future::Future<Output = Result<T>>) -> Result<T> {
     match AssertUnwindSafe(work).catch_unwind().await {
         Ok(outcome) => outcome,
         Err(panic) => {
@@ -150,6 +151,7 @@ impl Flow {
         &mut self,
         choice: Option<ModelChoice>,
         reviewer: Option<ModelChoice>,
+        review_loop: Option<super::review_loop::LoopOptions>,
     ) -> Result<()> {
         let core = self.core.clone();
         let original = core.session(&self.state.session_id).await?;
@@ -281,6 +283,15 @@ impl Flow {
             &core,
             Tab::session(&review.id, &review.directory, &review.title),
         )?;
+        if let Some(options) = review_loop {
+            super::review_loop::start_after_handoff(
+                &core,
+                &original.id,
+                &review.id,
+                &review_prompt_id,
+                options,
+            )?;
+        }
         Ok(())
     }
 

@@ -35,7 +35,7 @@ use crate::settings::Settings;
 pub use catalog::{Agents, Commands, Providers};
 pub use handoff::{CancelFlow, StartHandoffReview, Transfer};
 pub use prompts::{ResetPrompt, SetPrompt};
-pub use review_loop::ListFindings;
+pub use review_loop::{ListFindings, LoopSettings, StartLoop, StopLoop};
 pub use reviews::{ColdReview, GetReview, ListReviews};
 pub use sessions::{ArchiveSession, CreateSession, DeleteSession, RenameSession};
 pub use settings::{ActivateTab, CloseTab, MoveTab, OpenTab, SetSettings};
@@ -161,5 +161,9 @@ requests! {
         GetReview(GetReview) => Option<ReviewDetail> = reviews::detail;
         /// The findings of a review link (either session), with each one's round history.
         ListFindings(ListFindings) => FindingsView = review_loop::list_findings;
+        /// Starts the automatic review loop of a pair (or answers the running one).
+        StartLoop(StartLoop) => LoopState = review_loop::start_loop;
+        /// Stops a pair's review loop; answers its final state.
+        StopLoop(StopLoop) => Option<LoopState> = review_loop::stop_loop;
     }
 }

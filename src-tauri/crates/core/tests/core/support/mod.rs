@@ -103,6 +103,7 @@ impl Harness {
                     session_id: session_id.to_owned(),
                     choice: None,
                     reviewer: None,
+                    review_loop: None,
                 },
             ))
             .await
@@ -131,6 +132,31 @@ impl Harness {
                 };
             }
         }
+    }
+
+    /// Shuts the core down and starts a new one on the same database and fake server, as a
+    /// restart of the app does; waits until it is Ready.
+    pub async fn restart_core(&mut self) {
+        self.core.shutdown().await;
+        let core = Core::start_with_review(
+            CoreOptions {
+                target: OpencodeTarget::Attach(ServerConfig {
+                    base_url: self.fake.base_url.clone(),
+                    password: None,
+                }),
+                database: self.dir.path().join("db").join("crosscheck.db"),
+            },
+            ReviewSetup {
+                config_dir: self.dir.path().join("config"),
+                env: Env::Map(Default::default()),
+                logger: Logger::memory().0,
+            },
+        )
+        .expect("core restarts");
+        let mut changes = core.subscribe();
+        wait_ready(&core, &mut changes, SHORT).await;
+        self.api = Api::new(core.clone());
+        self.core = core;
     }
 
     /// Shuts the core down.
