@@ -221,8 +221,15 @@ impl Flow {
         }
         let outcome = match handoff {
             Ok(handoff) => {
-                self.send_review(&registry, &original, prepared, handoff, choice, reviewer)
-                    .await
+                self.send_review(
+                    &registry,
+                    &original,
+                    prepared,
+                    handoff,
+                    (choice, reviewer),
+                    review_loop,
+                )
+                .await
             }
             Err(e) => Err(e),
         };
@@ -242,8 +249,8 @@ impl Flow {
         original: &Session,
         prepared: Option<Result<(Session, bool)>>,
         handoff: String,
-        choice: ModelChoice,
-        reviewer: Option<ModelChoice>,
+        (choice, reviewer): (ModelChoice, Option<ModelChoice>),
+        review_loop: Option<super::review_loop::LoopOptions>,
     ) -> Result<()> {
         let core = self.core.clone();
         let (review, reused) = match prepared {

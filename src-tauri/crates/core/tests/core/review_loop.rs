@@ -589,3 +589,66 @@ async fn a_chosen_step_is_sent_once_across_a_restart() {
         h.stop().await;
     }
 }
+
+/// Runs git in `dir` for a test repository.
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// An implementer that says FIXED while the code did not move: marked on the finding and told
+/// to the reviewer in the next hidden part; when the code did move, neither.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fix_claimed_without_a_code_change_is_marked_and_told_to_the_reviewer() {
+    for edit in [false, true] {
+        let h = Harness::start().await;
+        let project = h.dir.path().join("project");
+        std::fs::write(project.join("lib.rs"), "fn greet() {}\n").unwrap();
+        git(&project, &["init", "-q"]);
+        git(&project, &["add", "."]);
+        git(&project, &["commit", "-q", "-m", "start"]);
+        let (o, review) = start_looped(
+            &h,
+            5,
+            vec![Reply::text(ROUND_1), Reply::text(CLEAN_2)],
+            vec![Reply::text(FIXED_F1).delayed(std::time::Duration::from_millis(400))],
+        )
+        .await;
+        wait_loop(&h, &o, "the implementer's turn", |s| {
+            s.phase == LoopPhase::Implementing
+        })
+        .await;
+        if edit {
+            std::fs::write(project.join("lib.rs"), "fn greet(name: &str) {}\n").unwrap();
+        }
+        let end = wait_end(&h, &o).await;
+        assert_eq!(stop_reason(&end), StopReason::Clean, "{end:?}");
+        let view = list_findings(&h, &o).await;
+        let claim = view.findings[0]
+            .history
+            .iter()
+            .find(|r| r.side == crosscheck_core::findings::RoundSide::Implementer)
+            .expect("the answer is recorded");
+        assert_eq!(claim.claimed_unchanged, !edit, "edited: {edit}");
+        assert!(
+            view.rounds[0].fingerprint.is_some(),
+            "the round is pinned to the code"
+        );
+        let hidden = &crate::support::part_texts(&h.fake.prompts_to(&review)[1])[1].0;
+        assert_eq!(
+            hidden.contains("reported F1 as fixed, but the code has not changed"),
+            !edit,
+            "edited: {edit}: {hidden}"
+        );
+        h.stop().await;
+    }
+}
