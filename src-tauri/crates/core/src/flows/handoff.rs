@@ -268,7 +268,7 @@ impl Flow {
         self.state.reused = reused;
         self.check_cancel()?;
         let prompt = registry.render(prompts::REVIEW_SESSION_VISIBLE, &[("handoff", &handoff)])?;
-        let findings_instructions = super::review_loop::hidden::for_reviewer(&registry, &[])?;
+        let findings_instructions = super::review_loop::hidden::for_reviewer(registry, &[])?;
         let review_prompt_id = ids::message_id();
         let reviewer = reviewer.unwrap_or(choice);
         self.step(FlowStep::SendingReview);
