@@ -652,3 +652,70 @@ async fn a_fix_claimed_without_a_code_change_is_marked_and_told_to_the_reviewer(
         h.stop().await;
     }
 }
+
+/// Review sessions are created read-only (edit denied, shell denied but for the allowed
+/// read-only commands); a reused one gets the rules by PATCH; with the setting off, neither.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn review_sessions_are_created_and_reused_read_only() {
+    let h = Harness::start().await;
+    let o = h.fake.seed_session("Add greet", None);
+    let run = h.handoff(&o, SHORT).await;
+    let review = run.flow.review_session_id.clone().expect("review");
+    let create = h
+        .fake
+        .requests()
+        .into_iter()
+        .find(|r| r.route == "POST /session")
+        .expect("POST /session");
+    let rules = create.body["permission"]
+        .as_array()
+        .expect("a ruleset")
+        .clone();
+    assert_eq!(
+        rules[0],
+        serde_json::json!({"permission": "edit", "pattern": "*", "action": "deny"})
+    );
+    assert_eq!(
+        rules[1],
+        serde_json::json!({"permission": "bash", "pattern": "*", "action": "deny"})
+    );
+    assert!(
+        rules[2..]
+            .iter()
+            .all(|r| r["permission"] == "bash" && r["action"] == "allow")
+    );
+    assert!(rules.iter().any(|r| r["pattern"] == "git diff*"));
+    h.fake.wait_turns(&review, 1, SHORT).await;
+    let again = h.handoff(&o, SHORT).await;
+    assert_eq!(
+        again.flow.review_session_id.as_deref(),
+        Some(review.as_str())
+    );
+    let patches = h.fake.requests_to("PATCH /session/:id", &review);
+    assert!(
+        patches
+            .iter()
+            .any(|p| p.body["permission"].as_array() == Some(&rules)),
+        "the reused review session gets the rules: {patches:?}"
+    );
+
+    let mut settings: crosscheck_core::settings::Settings =
+        serde_json::from_value(serde_json::to_value(h.snapshot().await.settings).unwrap()).unwrap();
+    settings.reviewer_read_only = false;
+    h.request(Request::SetSettings(
+        crosscheck_core::requests::SetSettings { settings },
+    ))
+    .await
+    .expect("settings");
+    let o2 = h.fake.seed_session("Other", None);
+    h.handoff(&o2, SHORT).await;
+    let create = h
+        .fake
+        .requests()
+        .into_iter()
+        .rev()
+        .find(|r| r.route == "POST /session")
+        .unwrap();
+    assert!(create.body.get("permission").is_none(), "{}", create.body);
+    h.stop().await;
+}
