@@ -30,6 +30,12 @@ const RESPONSE_HEAD = 'The agent implementing the changes has responded to the p
 // Scripted model replies, in the order the turns happen. Each text that is carried to the other
 // session holds a literal placeholder of its template: it must arrive as written (no second
 // expansion).
+/** The hidden parts that follow the seed's words (read from the running app's registry). */
+let FINDINGS_HIDDEN = '';
+let ANSWERS_HIDDEN = '';
+const toReviewer = (visible) => `${visible}\n${FINDINGS_HIDDEN}`;
+const toImplementer = (visible) => `${visible}\n${ANSWERS_HIDDEN}`;
+
 const HANDOFF_1 = 'HANDOFF: implemented X in src/x.rs; tests pass. The marker {{handoff}} stays as written.';
 const REVIEW_1 = 'REVIEW: missing test for CRLF line endings in src/x.rs; {{review_feedback}} is literal.';
 const IMPL_1 = 'IMPLEMENTED: added a CRLF test in tests/x_crlf.rs; all tests pass; {{implementation_response}} is literal.';
@@ -51,6 +57,10 @@ before(async () => {
   ms = await startModelServer();
   oc = await startOpencode({ modelUrl: ms.url, password: PASSWORD });
   cc = await startCrosscheck({ opencodeUrl: oc.url, password: PASSWORD });
+  const templates = await cc.api({ cmd: 'prompts' });
+  const template = (name) => templates.find((t) => t.name === name).template;
+  FINDINGS_HIDDEN = template('session.reviewFindings.instructions');
+  ANSWERS_HIDDEN = template('session.reviewAnswers.instructions');
   browser = await launchBrowser();
   ({ page, pageErrors } = await newRecordedPage(browser));
 });
@@ -268,12 +278,12 @@ test('review handoff: the seed\'s 14-step manual validation checklist', { timeou
 
   await step(7, 'the review session receives the initial handoff review prompt', async () => {
     const expected = REVIEW_PROMPT_HEAD + HANDOFF_1;
-    const req = await nthChat(0, 1, expected);
+    const req = await nthChat(0, 1, toReviewer(expected));
     assert.equal(count(req.lastUserText, HANDOFF_1), 1, 'the handoff is in the prompt exactly once');
     assert.equal(count(req.lastUserText, '{{handoff}}'), 1, 'the literal {{handoff}} is preserved');
     // A fresh conversation: the reviewer sees none of the original session's turns.
     assert.deepEqual(textsOf(req, 'assistant'), []);
-    assert.deepEqual(textsOf(req, 'user'), [expected]);
+    assert.deepEqual(textsOf(req, 'user'), [toReviewer(expected)]);
     const stored = await waitStored(review.id, 2);
     assert.equal(visibleText(stored[0]), expected);
     // The reviewer's reply in the side panel.
@@ -307,11 +317,11 @@ test('review handoff: the seed\'s 14-step manual validation checklist', { timeou
     await button.click({ timeout: WAIT });
 
     const expected = FEEDBACK_HEAD + REVIEW_1;
-    const req = await nthChat(from, 0, expected);
+    const req = await nthChat(from, 0, toImplementer(expected));
     assert.equal(count(req.lastUserText, '{{review_feedback}}'), 1, 'the literal placeholder is preserved');
     // It went to the original: its history is the handoff turn.
     assert.deepEqual(textsOf(req, 'assistant'), [HANDOFF_1]);
-    assert.deepEqual(textsOf(req, 'user').slice(-1), [expected]);
+    assert.deepEqual(textsOf(req, 'user').slice(-1), [toImplementer(expected)]);
     const stored = await waitStored(original.id, 4);
     assert.equal(visibleText(stored[2]), expected);
     await until(async () => (await toasts()).some((t) => t.level === 'success' && /feedback/i.test(t.text)), 'the success toast');
@@ -341,11 +351,11 @@ test('review handoff: the seed\'s 14-step manual validation checklist', { timeou
     await assistantWith(sel.chat(original.id), 'IMPLEMENTED:').locator('[data-testid="transfer-button"]').click({ timeout: WAIT });
 
     const expected = RESPONSE_HEAD + IMPL_1;
-    const req = await nthChat(from, 0, expected);
+    const req = await nthChat(from, 0, toReviewer(expected));
     assert.equal(count(req.lastUserText, '{{implementation_response}}'), 1, 'the literal placeholder is preserved');
     // It went to the review session: its history is the first review turn.
     assert.deepEqual(textsOf(req, 'assistant'), [REVIEW_1]);
-    assert.deepEqual(textsOf(req, 'user'), [REVIEW_PROMPT_HEAD + HANDOFF_1, expected]);
+    assert.deepEqual(textsOf(req, 'user'), [toReviewer(REVIEW_PROMPT_HEAD + HANDOFF_1), toReviewer(expected)]);
     await page.locator(`${sel.tab(review.id)} [role="tab"][aria-selected="true"]`).waitFor({ state: 'visible', timeout: WAIT });
     await page.locator(sel.panelChat(review.id)).waitFor({ state: 'visible', timeout: WAIT });
     const stored = await waitStored(review.id, 4);
@@ -364,7 +374,7 @@ test('review handoff: the seed\'s 14-step manual validation checklist', { timeou
     const again = await nthChat(from, 0);
     assert.ok(again.lastUserText.startsWith(`${HANDOFF_VISIBLE}\n${HANDOFF_INSTRUCTIONS_START}`), 'a new handoff request first');
     const expected = REVIEW_PROMPT_HEAD + HANDOFF_2;
-    const req = await nthChat(from, 1, expected);
+    const req = await nthChat(from, 1, toReviewer(expected));
     // Same reviewer conversation, continued.
     assert.deepEqual(textsOf(req, 'assistant'), [REVIEW_1, REVIEW_2]);
     const stored = await waitStored(review.id, 6);

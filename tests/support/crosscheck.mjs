@@ -118,6 +118,17 @@ export async function startCrosscheck({
     dataDir: data,
     configDir: config,
     output: () => out,
+    /** Sends one Api request (`{cmd, ...}`) over HTTP as the UI does; answers the response. */
+    async api(request) {
+      const res = await fetch(`${u.protocol}//${u.host}/api`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify(request),
+      });
+      const body = await res.json().catch(() => null);
+      if (!res.ok) throw new Error(`${request.cmd}: HTTP ${res.status} ${JSON.stringify(body)}`);
+      return body;
+    },
     stop,
   };
 }

@@ -84,6 +84,7 @@ pub(crate) struct Inner {
     pub settings: RwLock<Settings>,
     pub metadata_locks: crate::flows::patch::MetadataLocks,
     pub flows: FlowRegistry,
+    pub loops: crate::flows::review_loop::Loops,
     pub supervisor: tokio::sync::Mutex<Option<Supervisor>>,
     pub tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// The task that starts or attaches to the server and follows it, and its target.
@@ -148,6 +149,7 @@ impl Core {
                 settings: RwLock::new(settings),
                 metadata_locks: crate::flows::patch::MetadataLocks::default(),
                 flows: FlowRegistry::default(),
+                loops: crate::flows::review_loop::Loops::default(),
                 supervisor: tokio::sync::Mutex::new(None),
                 tasks: Mutex::new(Vec::new()),
                 sync: Mutex::new((options.target.clone(), None)),
@@ -165,6 +167,8 @@ impl Core {
         lock(&core.inner.sync).1 = Some(task);
         let recorder = tokio::spawn(crate::flows::review_loop::recorder::run(core.clone()));
         lock(&core.inner.tasks).push(recorder);
+        let resume = tokio::spawn(crate::flows::review_loop::resume_all(core.clone()));
+        lock(&core.inner.tasks).push(resume);
         if core.inner.review.is_ok()
             && let Some(watch) = crate::ledger_watch::spawn(core.clone(), options.database.clone())
         {
@@ -187,6 +191,7 @@ impl Core {
             task.abort();
         }
         self.inner.flows.cancel_all();
+        self.inner.loops.cancel_all();
         if let Some(sup) = self.inner.supervisor.lock().await.take() {
             sup.stop().await;
         }
@@ -402,6 +407,11 @@ impl Core {
     /// The local database (settings, tabs, prompt overrides).
     pub(crate) fn db(&self) -> &Db {
         &self.inner.db
+    }
+
+    /// The review loops running in this process.
+    pub(crate) fn loops(&self) -> &crate::flows::review_loop::Loops {
+        &self.inner.loops
     }
 
     /// Running and recently ended flows.

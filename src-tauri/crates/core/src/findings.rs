@@ -178,7 +178,7 @@ pub fn record_review(
     at: i64,
 ) -> Result<Recorded> {
     db.with(|c| {
-        let tx = c.unchecked_transaction()?;
+        let tx = rusqlite::Transaction::new_unchecked(c, rusqlite::TransactionBehavior::Immediate)?;
         if let Some(round) = tx
             .query_row(
                 "SELECT round FROM loop_rounds WHERE review_session = ?1 AND message_id = ?2",
@@ -274,7 +274,7 @@ pub fn record_answers(
 ) -> Result<Vec<String>> {
     let answers = parse_answers(text);
     db.with(|c| {
-        let tx = c.unchecked_transaction()?;
+        let tx = rusqlite::Transaction::new_unchecked(c, rusqlite::TransactionBehavior::Immediate)?;
         let round: u32 = tx.query_row(
             "SELECT COALESCE(MAX(round), 0) FROM loop_rounds WHERE review_session = ?1",
             [review_session],

@@ -18,6 +18,15 @@ pub const REVIEW_FEEDBACK_TO_IMPLEMENTER: &str = "session.reviewFeedbackToImplem
 pub const IMPLEMENTATION_RESPONSE_TO_REVIEWER: &str =
     "session.implementationResponseToReviewer.visible";
 
+/// Hidden instructions sent with every prompt to the reviewer (the first review and each
+/// follow-up): end the reply with the findings block and the verdict line.
+pub const REVIEW_FINDINGS_INSTRUCTIONS: &str = "session.reviewFindings.instructions";
+/// Hidden instructions sent with review feedback to the implementer: answer each finding by id.
+pub const REVIEW_ANSWER_INSTRUCTIONS: &str = "session.reviewAnswers.instructions";
+/// Hidden note to the reviewer when the implementer claimed fixes the code does not show;
+/// takes `{{finding_ids}}`.
+pub const REVIEW_UNCHANGED_NOTE: &str = "session.reviewUnchanged.instructions";
+
 /// Built-in templates, in the order Settings lists them.
 pub const DEFAULTS: &[(&str, &str)] = &[
     (REVIEW_HANDOFF_VISIBLE, "Prepare a handoff for another agent to review this work."),
@@ -62,6 +71,33 @@ Please review the feedback, resolve the relevant issues, and explain what you ch
 Please review the latest state again and report any remaining issues.
 
 {{implementation_response}}",
+    ),
+    (
+        REVIEW_FINDINGS_INSTRUCTIONS,
+        "End your reply with a findings block in exactly this shape, after any prose:
+
+FINDINGS
+- [F1] major src/lib.rs:3 — what is wrong, in one line
+- [F2] nit — a finding without a location
+VERDICT: FLAGS (2)
+
+Rules:
+- One line per finding: an id in brackets, a severity (blocker, major, minor or nit), an optional location (path or path:line), an em dash, a one-line title. Put any detail on indented lines below it.
+- Number new findings after the highest id used so far in this conversation; never reuse an id.
+- On later rounds, report every earlier finding that was still open by its id: `- [F1] FIXED`, `- [F1] OPEN — why it is still open`, or `- [F1] WITHDRAWN — why it was wrong`.
+- The last line is `VERDICT: CLEAN` when nothing is open, else `VERDICT: FLAGS (n)` with n the number of open findings.",
+    ),
+    (
+        REVIEW_ANSWER_INSTRUCTIONS,
+        "The feedback above lists findings with ids in brackets. After you have worked on them, end your reply with one line per finding, by id:
+- [F1] FIXED
+- [F2] DISPUTED — why you think it is not a problem
+
+Answer every finding listed; do not invent new ids.",
+    ),
+    (
+        REVIEW_UNCHANGED_NOTE,
+        "Note for this round: the implementer reported {{finding_ids}} as fixed, but the code has not changed since your last review. Check those findings against the code itself, not against the claim.",
     ),
 ];
 
@@ -269,6 +305,7 @@ mod tests {
                     ("handoff", "H"),
                     ("review_feedback", "F"),
                     ("implementation_response", "R"),
+                    ("finding_ids", "F1"),
                 ],
             );
             let lower = rendered.to_lowercase();

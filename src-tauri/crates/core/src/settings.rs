@@ -36,7 +36,30 @@ pub struct Settings {
     /// How long the handoff wait allows the implementer's turn, in ms.
     #[ts(type = "number")]
     pub handoff_timeout_ms: u64,
+    /// Review sessions may not edit files: their permission rules deny `edit` and every shell
+    /// command but those in `reviewer_shell_allow`.
+    pub reviewer_read_only: bool,
+    /// Shell command patterns a read-only reviewer may run (globs, `*` any text).
+    pub reviewer_shell_allow: Vec<String>,
 }
+
+/// Read-only shell commands a reviewer may run by default.
+pub const DEFAULT_REVIEWER_SHELL_ALLOW: &[&str] = &[
+    "git status*",
+    "git diff*",
+    "git log*",
+    "git show*",
+    "git blame*",
+    "ls*",
+    "cat *",
+    "head *",
+    "tail *",
+    "wc *",
+    "grep *",
+    "rg *",
+    "find *",
+    "pwd",
+];
 
 impl Default for Settings {
     fn default() -> Self {
@@ -44,6 +67,11 @@ impl Default for Settings {
             theme: Theme::System,
             locale: String::new(),
             handoff_timeout_ms: DEFAULT_HANDOFF_TIMEOUT_MS,
+            reviewer_read_only: true,
+            reviewer_shell_allow: DEFAULT_REVIEWER_SHELL_ALLOW
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect(),
         }
     }
 }
@@ -58,7 +86,36 @@ impl Settings {
         if ms > MAX_HANDOFF_TIMEOUT_MS {
             return Err("the handoff time limit must be at most 24 hours".into());
         }
+        if let Some(bad) = self
+            .reviewer_shell_allow
+            .iter()
+            .find(|p| p.trim().is_empty() || p.trim() == "*" || p.len() > 200)
+        {
+            return Err(format!(
+                "a reviewer shell pattern must name a command (not {bad:?})"
+            ));
+        }
         Ok(())
+    }
+
+    /// The permission rules of a review session: none when reviewers may edit, else `edit`
+    /// denied and `bash` denied but for the allowed patterns (OpenCode applies the last rule
+    /// that matches).
+    pub fn reviewer_permission(&self) -> Option<Vec<crosscheck_opencode::PermissionRule>> {
+        use crosscheck_opencode::PermissionRule;
+        if !self.reviewer_read_only {
+            return None;
+        }
+        let mut rules = vec![
+            PermissionRule::new("edit", "*", "deny"),
+            PermissionRule::new("bash", "*", "deny"),
+        ];
+        rules.extend(
+            self.reviewer_shell_allow
+                .iter()
+                .map(|p| PermissionRule::new("bash", p.trim(), "allow")),
+        );
+        Some(rules)
     }
 
     /// The handoff time limit in ms, within the accepted bounds even when the stored value

@@ -121,6 +121,33 @@ pub struct Session {
     )]
     #[ts(optional)]
     pub model: Option<SessionModel>,
+    /// The session's own permission rules (what its agent may do without asking), as sent.
+    #[serde(default, deserialize_with = "lenient", skip_serializing)]
+    #[ts(skip)]
+    pub permission: Option<Vec<PermissionRule>>,
+}
+
+/// One permission rule of a session: `permission` (`edit`, `bash`, ...) on paths or commands
+/// matching `pattern` is `allow`ed, `deny`ed or `ask`ed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PermissionRule {
+    /// The permission (`edit`, `bash`, `webfetch`, ...).
+    pub permission: String,
+    /// A glob over paths or commands (`*` for all).
+    pub pattern: String,
+    /// `allow`, `deny` or `ask`.
+    pub action: String,
+}
+
+impl PermissionRule {
+    /// A rule from its three parts.
+    pub fn new(permission: &str, pattern: &str, action: &str) -> Self {
+        Self {
+            permission: permission.to_owned(),
+            pattern: pattern.to_owned(),
+            action: action.to_owned(),
+        }
+    }
 }
 
 /// A session's run state: `idle`, `busy` or `retry` (anything else is kept as sent).
@@ -567,6 +594,9 @@ pub struct CreateSession {
     /// Initial metadata; only sent when defined.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
+    /// The session's permission rules; only sent when defined.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permission: Option<Vec<PermissionRule>>,
 }
 
 /// Archive state change in a session patch.
@@ -588,6 +618,9 @@ pub struct SessionPatch {
     /// Archive or unarchive.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<TimePatch>,
+    /// New permission rules, replacing the old.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permission: Option<Vec<PermissionRule>>,
 }
 
 /// A text part of a prompt.

@@ -28,6 +28,8 @@ import type { SetPrompt } from "./SetPrompt";
 import type { SetReviewerSettings } from "./SetReviewerSettings";
 import type { SetSettings } from "./SetSettings";
 import type { StartHandoffReview } from "./StartHandoffReview";
+import type { StartLoop } from "./StartLoop";
+import type { StopLoop } from "./StopLoop";
 import type { Transfer } from "./Transfer";
 
 /**

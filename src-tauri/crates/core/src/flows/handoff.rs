@@ -31,6 +31,7 @@ pub fn start(
     session_id: &str,
     choice: Option<ModelChoice>,
     reviewer: Option<ModelChoice>,
+    review_loop: Option<super::review_loop::LoopOptions>,
 ) -> Result<FlowState> {
     let started = core.flows().start_or_running(session_id, || FlowState {
         id: ids::ascending("flw"),
@@ -58,7 +59,7 @@ pub fn start(
         created_review: None,
     };
     core.push_task(tokio::spawn(async move {
-        let outcome = supervised(flow.run(choice, reviewer)).await;
+        let outcome = supervised(flow.run(choice, reviewer, review_loop)).await;
         flow.finish(outcome);
     }));
     Ok(state)
@@ -66,7 +67,7 @@ pub fn start(
 
 /// Runs a flow's work, turning a panic into an error so the flow still ends (and does not
 /// block its session's next handoff).
-pub(crate) async fn supervised(work: impl std::future::Future<Output = Result<()>>) -> Result<()> {
+pub(crate) async fn supervised<T>(work: impl std::future::Future<Output = Result<T>>) -> Result<T> {
     match AssertUnwindSafe(work).catch_unwind().await {
         Ok(outcome) => outcome,
         Err(panic) => {
@@ -150,6 +151,7 @@ impl Flow {
         &mut self,
         choice: Option<ModelChoice>,
         reviewer: Option<ModelChoice>,
+        review_loop: Option<super::review_loop::LoopOptions>,
     ) -> Result<()> {
         let core = self.core.clone();
         let original = core.session(&self.state.session_id).await?;
@@ -219,8 +221,15 @@ impl Flow {
         }
         let outcome = match handoff {
             Ok(handoff) => {
-                self.send_review(&registry, &original, prepared, handoff, choice, reviewer)
-                    .await
+                self.send_review(
+                    &registry,
+                    &original,
+                    prepared,
+                    handoff,
+                    (choice, reviewer),
+                    review_loop,
+                )
+                .await
             }
             Err(e) => Err(e),
         };
@@ -240,8 +249,8 @@ impl Flow {
         original: &Session,
         prepared: Option<Result<(Session, bool)>>,
         handoff: String,
-        choice: ModelChoice,
-        reviewer: Option<ModelChoice>,
+        (choice, reviewer): (ModelChoice, Option<ModelChoice>),
+        review_loop: Option<super::review_loop::LoopOptions>,
     ) -> Result<()> {
         let core = self.core.clone();
         let (review, reused) = match prepared {
@@ -259,14 +268,16 @@ impl Flow {
         self.state.reused = reused;
         self.check_cancel()?;
         let prompt = registry.render(prompts::REVIEW_SESSION_VISIBLE, &[("handoff", &handoff)])?;
+        let findings_instructions = super::review_loop::hidden::for_reviewer(registry, &[])?;
+        let review_prompt_id = ids::message_id();
         let reviewer = reviewer.unwrap_or(choice);
         self.step(FlowStep::SendingReview);
         core.client()?
             .prompt_async(
                 &review.id,
                 &PromptRequest {
-                    message_id: Some(ids::message_id()),
-                    parts: vec![TextPartInput::visible(prompt)],
+                    message_id: Some(review_prompt_id.clone()),
+                    parts: super::review_loop::hidden::parts(prompt, findings_instructions),
                     model: reviewer.model,
                     agent: reviewer.agent,
                     variant: reviewer.variant,
@@ -279,6 +290,15 @@ impl Flow {
             &core,
             Tab::session(&review.id, &review.directory, &review.title),
         )?;
+        if let Some(options) = review_loop {
+            super::review_loop::start_after_handoff(
+                &core,
+                &original.id,
+                &review.id,
+                &review_prompt_id,
+                options,
+            )?;
+        }
         Ok(())
     }
 

@@ -33,7 +33,7 @@ pub async fn create_or_reuse_review_session(
     let mut stale: HashSet<String> = HashSet::new();
     if let Some(linked) = get_review_session_id(&original) {
         match valid_review(core, linked, original_id).await? {
-            Some(review) => return Ok((review, true)),
+            Some(review) => return Ok((read_only(core, review).await?, true)),
             None => {
                 // Clear the stale link first (the seed's order: clear, create, link), and only
                 // while it is still the one checked.
@@ -53,6 +53,7 @@ pub async fn create_or_reuse_review_session(
                 title: Some(format!("Review: {}", original.title)),
                 parent_id: None,
                 metadata: Some(with_review_session_marker(None, original_id)),
+                permission: core.settings().reviewer_permission(),
             },
         )
         .await?;
@@ -91,6 +92,34 @@ enum Linked {
 
 /// The session `id` when it is a review session of `original_id`; `None` when it is gone or is
 /// not one (a stale link).
+/// Gives a reused review session the reviewer's permission rules, when they are not the last
+/// of its rules already.
+async fn read_only(core: &Core, review: Session) -> Result<Session> {
+    let Some(rules) = core.settings().reviewer_permission() else {
+        return Ok(review);
+    };
+    // The server appends a PATCH's rules to the session's (the last matching rule wins), so
+    // rules that already end with ours are in effect.
+    if review
+        .permission
+        .as_ref()
+        .is_some_and(|have| have.ends_with(&rules))
+    {
+        return Ok(review);
+    }
+    let patched = core
+        .client()?
+        .update_session(
+            &review.id,
+            &crosscheck_opencode::SessionPatch {
+                permission: Some(rules),
+                ..Default::default()
+            },
+        )
+        .await?;
+    Ok(core.remember_session(patched).session)
+}
+
 async fn valid_review(core: &Core, id: &str, original_id: &str) -> Result<Option<Session>> {
     match core.session(id).await {
         Ok(review) if is_review_of(&review, original_id) => Ok(Some(review)),

@@ -1,7 +1,7 @@
 //! One-click transfers between linked sessions: a reviewer's feedback to the implementer, or
 //! the implementer's answer to the reviewer, in the agreed words and nothing else.
 
-use crosscheck_opencode::{MessageWithParts, PromptRequest, TextPartInput, ids};
+use crosscheck_opencode::{MessageWithParts, PromptRequest, ids};
 
 use super::handoff::current_choice;
 use crate::api_types::{TransferDirection, TransferResult};
@@ -59,6 +59,10 @@ pub async fn transfer(core: &Core, session_id: &str, message_id: &str) -> Result
         .map_err(|_| Error::Internal("prompts lock".into()))?
         .clone();
     let body = registry.render(template, &[(placeholder, &text)])?;
+    let hidden = match direction {
+        TransferDirection::ToImplementer => super::review_loop::hidden::for_implementer(&registry)?,
+        TransferDirection::ToReviewer => super::review_loop::hidden::for_reviewer(&registry, &[])?,
+    };
     let choice = current_choice(core, &target);
     let sent_id = ids::message_id();
     let sent = core
@@ -67,7 +71,7 @@ pub async fn transfer(core: &Core, session_id: &str, message_id: &str) -> Result
             &target.id,
             &PromptRequest {
                 message_id: Some(sent_id.clone()),
-                parts: vec![TextPartInput::visible(body)],
+                parts: super::review_loop::hidden::parts(body, hidden),
                 model: choice.model,
                 agent: choice.agent,
                 variant: choice.variant,

@@ -24,6 +24,10 @@ pub struct StartHandoffReview {
     #[serde(default)]
     #[ts(optional)]
     pub reviewer: Option<ModelChoice>,
+    /// Run the automatic review loop once the reviewer has the handoff.
+    #[serde(default)]
+    #[ts(optional)]
+    pub review_loop: Option<crate::requests::review_loop::LoopSettings>,
 }
 
 /// Fields of [`Request::CancelFlow`](super::Request::CancelFlow).
@@ -48,7 +52,12 @@ pub struct Transfer {
 
 /// Starts the handoff in the background (or answers the running one).
 pub async fn start(core: &Core, req: StartHandoffReview) -> Result<FlowState> {
-    flows::handoff::start(core, &req.session_id, req.choice, req.reviewer)
+    let review_loop = req
+        .review_loop
+        .as_ref()
+        .map(crate::requests::review_loop::LoopSettings::options)
+        .transpose()?;
+    flows::handoff::start(core, &req.session_id, req.choice, req.reviewer, review_loop)
 }
 
 /// Asks a flow to stop and waits for it: true when it ended as cancelled, false when it was

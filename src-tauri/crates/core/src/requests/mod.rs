@@ -39,7 +39,7 @@ pub use catalog::{Agents, Commands, Providers};
 pub use folders::FolderChoices;
 pub use handoff::{CancelFlow, StartHandoffReview, Transfer};
 pub use prompts::{ResetPrompt, SetPrompt};
-pub use review_loop::ListFindings;
+pub use review_loop::{ListFindings, LoopSettings, StartLoop, StopLoop};
 pub use reviews::{ColdReview, GetReview, ListReviews, SetReviewerSettings};
 pub use server::AttachServer;
 pub use sessions::{ArchiveSession, CreateSession, DeleteSession, RenameSession};
@@ -178,5 +178,9 @@ requests! {
         ListFindings(ListFindings) => FindingsView = review_loop::list_findings;
         /// Saves the Reviewer settings (route, floor) into the user's review.json.
         SetReviewerSettings(SetReviewerSettings) => ReviewerSettings = reviews::set_reviewer_settings;
+        /// Starts the automatic review loop of a pair (or answers the running one).
+        StartLoop(StartLoop) => LoopState = review_loop::start_loop;
+        /// Stops a pair's review loop; answers its final state.
+        StopLoop(StopLoop) => Option<LoopState> = review_loop::stop_loop;
     }
 }

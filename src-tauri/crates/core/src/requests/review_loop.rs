@@ -6,7 +6,7 @@ use ts_rs::TS;
 use crate::core::Core;
 use crate::error::{Error, Result};
 use crate::findings::{self, FindingsView};
-use crate::flows::review_loop::{LoopState, record};
+use crate::flows::review_loop::{self, LoopOptions, LoopState, record};
 use crate::metadata::{get_review_session_id, is_review_session};
 
 /// Fields of [`Request::ListFindings`](super::Request::ListFindings).
@@ -43,4 +43,63 @@ pub async fn list_findings(core: &Core, req: ListFindings) -> Result<FindingsVie
 /// Every loop: the running ones and the newest that ended.
 pub async fn list_loops(core: &Core) -> Result<Vec<LoopState>> {
     record::list(core.db())
+}
+
+/// The round cap and threshold of a loop to start; defaults 5 and minor.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct LoopSettings {
+    /// The round cap (1 to 50); 5 when absent.
+    #[serde(default)]
+    #[ts(optional)]
+    pub max_rounds: Option<u32>,
+    /// Findings at or above this severity are forwarded; minor when absent.
+    #[serde(default)]
+    #[ts(optional)]
+    pub threshold: Option<crosscheck_review::findings::Severity>,
+}
+
+impl LoopSettings {
+    /// The options, checked.
+    pub fn options(&self) -> Result<LoopOptions> {
+        LoopOptions::new(self.max_rounds, self.threshold)
+    }
+}
+
+/// Fields of [`Request::StartLoop`](super::Request::StartLoop).
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct StartLoop {
+    /// Either session of the pair.
+    pub session_id: String,
+    /// The round cap (1 to 50); 5 when absent.
+    #[serde(default)]
+    #[ts(optional)]
+    pub max_rounds: Option<u32>,
+    /// Findings at or above this severity are forwarded; minor when absent.
+    #[serde(default)]
+    #[ts(optional)]
+    pub threshold: Option<crosscheck_review::findings::Severity>,
+}
+
+/// Fields of [`Request::StopLoop`](super::Request::StopLoop).
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct StopLoop {
+    /// Either session of the pair.
+    pub session_id: String,
+}
+
+/// Starts the pair's loop on the reviewer's newest prompt (or answers the running one).
+pub async fn start_loop(core: &Core, req: StartLoop) -> Result<LoopState> {
+    let options = LoopOptions::new(req.max_rounds, req.threshold)?;
+    review_loop::start(core, &req.session_id, options).await
+}
+
+/// Stops the pair's loop; answers its final state, or `null` when the pair never had one.
+pub async fn stop_loop(core: &Core, req: StopLoop) -> Result<Option<LoopState>> {
+    review_loop::stop(core, &req.session_id).await
 }

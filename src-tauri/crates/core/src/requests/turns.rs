@@ -121,7 +121,7 @@ pub async fn run_command(core: &Core, req: RunCommand) -> Result<CommandStarted>
     let choice = req.choice.unwrap_or_default();
     let session_id = req.session_id;
     if command == "handoff-review" {
-        let flow = handoff::start(core, &session_id, Some(choice), None)?;
+        let flow = handoff::start(core, &session_id, Some(choice), None, None)?;
         return Ok(CommandStarted::Handoff { flow });
     }
     if command == "cold-review" {

@@ -340,6 +340,7 @@ async fn starts_at_once_in_one_process_make_one_flow() {
                             session_id: o,
                             choice: None,
                             reviewer: None,
+                            review_loop: None,
                         },
                     ))
                     .await
@@ -383,6 +384,7 @@ async fn start_hanging(h: &Harness, o: &str) -> FlowState {
                 session_id: o.to_owned(),
                 choice: None,
                 reviewer: None,
+                review_loop: None,
             },
         ))
         .await
@@ -560,6 +562,7 @@ async fn a_late_cancel_is_honoured_and_cancel_flow_says_so() {
                 session_id: o.clone(),
                 choice: None,
                 reviewer: None,
+                review_loop: None,
             },
         ))
         .await

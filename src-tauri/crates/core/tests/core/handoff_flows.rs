@@ -872,6 +872,7 @@ async fn cancelling_a_running_handoff_aborts_the_turn() {
         session_id: o.clone(),
         choice: None,
         reviewer: None,
+        review_loop: None,
     });
     let first: crosscheck_core::flows::FlowState =
         serde_json::from_value(h.request(start.clone()).await.expect("start")).expect("state");

@@ -79,3 +79,643 @@ async fn a_review_reply_is_recorded_as_findings_of_its_link() {
     assert_eq!(err.code, crosscheck_core::ErrorCode::NoLinkedSession);
     h.stop().await;
 }
+
+/// The first review prompt and both transfers carry the seed's words visibly and the findings
+/// format (to the reviewer) or the answer-by-id instruction (to the implementer) hidden.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn review_prompts_carry_the_findings_instructions_hidden() {
+    use crosscheck_core::prompts;
+    let h = Harness::start().await;
+    let o = h.fake.seed_session("Add greet", None);
+    h.fake.script(&o, Reply::text("## Intent\ngreet()"));
+    h.fake.script_any(Reply::text(ROUND_1));
+    let run = h.handoff(&o, SHORT).await;
+    let review = run.flow.review_session_id.clone().expect("review session");
+    h.fake.wait_turns(&review, 1, SHORT).await;
+    let findings = prompts::default_template(prompts::REVIEW_FINDINGS_INSTRUCTIONS).unwrap();
+    let answers = prompts::default_template(prompts::REVIEW_ANSWER_INSTRUCTIONS).unwrap();
+    let first = &h.fake.prompts_to(&review)[0];
+    let parts = crate::support::part_texts(first);
+    assert_eq!(parts.len(), 2, "{first}");
+    assert!(
+        parts[0]
+            .0
+            .starts_with("Please review the changes described in this handoff.\n\n")
+    );
+    assert_eq!(parts[1], (findings.to_owned(), true));
+
+    let reply_id = h.fake.messages(&review).last().unwrap().info["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    h.request(Request::Transfer(crosscheck_core::requests::Transfer {
+        session_id: review.clone(),
+        message_id: reply_id,
+    }))
+    .await
+    .expect("to the implementer");
+    let sent = h.fake.prompts_to(&o);
+    let parts = crate::support::part_texts(sent.last().unwrap());
+    assert!(
+        parts[0]
+            .0
+            .starts_with("Another agent reviewed your changes")
+    );
+    assert!(parts[0].0.ends_with(ROUND_1), "the reviewer's words, whole");
+    assert_eq!(parts[1], (answers.to_owned(), true));
+    for (text, _) in &parts {
+        crate::support::assert_leaks_nothing(text);
+    }
+    h.stop().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The loop.
+// ---------------------------------------------------------------------------------------------
+
+use crosscheck_core::flows::review_loop::{LoopPhase, LoopState, StopReason};
+use crosscheck_core::prompts;
+
+const FEEDBACK_HEAD: &str = "Another agent reviewed your changes and left the feedback below.\n\nPlease review the feedback, resolve the relevant issues, and explain what you changed.\n\n";
+const RESPONSE_HEAD: &str = "The agent implementing the changes has responded to the previous review feedback.\n\nPlease review the latest state again and report any remaining issues.\n\n";
+const FIXED_F1: &str = "Guarded the empty name and added a test.\n\n- [F1] FIXED";
+const CLEAN_2: &str = "FINDINGS\n- [F1] FIXED\nVERDICT: CLEAN";
+
+async fn loops(h: &Harness) -> Vec<LoopState> {
+    serde_json::from_value(h.request(Request::ListLoops).await.expect("loops")).expect("shape")
+}
+
+/// The pair's loop, once it satisfies `pred` (checked after every change).
+async fn wait_loop(
+    h: &Harness,
+    original: &str,
+    what: &str,
+    pred: impl Fn(&LoopState) -> bool,
+) -> LoopState {
+    let mut changes = h.core.subscribe();
+    let deadline = tokio::time::Instant::now() + SHORT;
+    loop {
+        if let Some(s) = loops(h)
+            .await
+            .into_iter()
+            .find(|s| s.original_session_id == original && pred(s))
+        {
+            return s;
+        }
+        crate::support::next_change(&mut changes, deadline, what).await;
+    }
+}
+
+async fn wait_end(h: &Harness, original: &str) -> LoopState {
+    wait_loop(h, original, "the loop to stop", |s| s.ended).await
+}
+
+/// Starts a handoff with the loop on, the implementer's replies scripted on the original (its
+/// handoff first) and the reviewer's on any new session; answers (original, review).
+async fn start_looped(
+    h: &Harness,
+    max_rounds: u32,
+    reviewer: Vec<Reply>,
+    implementer: Vec<Reply>,
+) -> (String, String) {
+    let o = h.fake.seed_session("Add greet", None);
+    h.fake
+        .script(&o, Reply::text("## Intent\ngreet() for every name"));
+    for r in implementer {
+        h.fake.script(&o, r);
+    }
+    for r in reviewer {
+        h.fake.script_any(r);
+    }
+    let mut changes = h.core.subscribe();
+    h.request(Request::StartHandoffReview(
+        crosscheck_core::requests::StartHandoffReview {
+            session_id: o.clone(),
+            choice: None,
+            reviewer: None,
+            review_loop: Some(crosscheck_core::requests::LoopSettings {
+                max_rounds: Some(max_rounds),
+                threshold: None,
+            }),
+        },
+    ))
+    .await
+    .expect("handoff starts");
+    let started = crate::support::wait_change(
+        &mut changes,
+        SHORT,
+        "the loop to start",
+        |c| matches!(c, Change::Loop { state } if state.original_session_id == o),
+    )
+    .await;
+    let Change::Loop { state } = started else {
+        unreachable!()
+    };
+    assert_eq!(state.original_session_id, o);
+    (o, state.review_session_id)
+}
+
+fn stop_reason(s: &LoopState) -> StopReason {
+    s.stop.as_ref().expect("a stopped loop says why").reason
+}
+
+/// Two rounds: the major goes to the implementer (the nit never does), its answer goes back,
+/// and the CLEAN verdict ends the loop. Each prompt is sent once with the seed's words visible.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_two_round_loop_ends_clean_and_never_forwards_the_nit() {
+    let h = Harness::start().await;
+    let (o, review) = start_looped(
+        &h,
+        5,
+        vec![Reply::text(ROUND_1), Reply::text(CLEAN_2)],
+        vec![Reply::text(FIXED_F1)],
+    )
+    .await;
+    let end = wait_end(&h, &o).await;
+    assert_eq!(stop_reason(&end), StopReason::Clean, "{end:?}");
+    assert_eq!(end.round, 2);
+    assert_eq!(end.phase, LoopPhase::Stopped);
+
+    let to_implementer = h.fake.prompts_to(&o);
+    assert_eq!(
+        to_implementer.len(),
+        2,
+        "the handoff request and one feedback"
+    );
+    let parts = crate::support::part_texts(&to_implementer[1]);
+    assert_eq!(
+        parts[0].0,
+        format!(
+            "{FEEDBACK_HEAD}FINDINGS\n- [F1] major src/lib.rs:3 — greet() panics on an empty name"
+        )
+    );
+    assert!(!parts[0].0.contains("doc comment") && !parts[0].0.contains("[F2]"));
+    assert_eq!(
+        parts[1],
+        (
+            prompts::default_template(prompts::REVIEW_ANSWER_INSTRUCTIONS)
+                .unwrap()
+                .to_owned(),
+            true
+        )
+    );
+    let to_reviewer = h.fake.prompts_to(&review);
+    assert_eq!(to_reviewer.len(), 2, "the first review and one response");
+    let parts = crate::support::part_texts(&to_reviewer[1]);
+    assert_eq!(parts[0].0, format!("{RESPONSE_HEAD}{FIXED_F1}"));
+    assert_eq!(
+        parts[1],
+        (
+            prompts::default_template(prompts::REVIEW_FINDINGS_INSTRUCTIONS)
+                .unwrap()
+                .to_owned(),
+            true
+        )
+    );
+    for body in to_implementer.iter().chain(&to_reviewer) {
+        for (text, _) in crate::support::part_texts(body) {
+            crate::support::assert_leaks_nothing(&text);
+        }
+    }
+    let view = list_findings(&h, &o).await;
+    assert_eq!(view.rounds.len(), 2);
+    assert_eq!(view.findings[0].status, FindingStatus::Fixed);
+    assert!(
+        view.findings[0]
+            .history
+            .iter()
+            .any(|r| r.side == crosscheck_core::findings::RoundSide::Implementer)
+    );
+    h.stop().await;
+}
+
+/// The reviewer keeps the same finding open: the loop stops at round 2 of 5, "stalled".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_finding_open_again_stops_the_loop_as_stalled() {
+    let h = Harness::start().await;
+    let (o, _) = start_looped(
+        &h,
+        5,
+        vec![
+            Reply::text(ROUND_1),
+            Reply::text("FINDINGS\n- [F1] OPEN — still panics\nVERDICT: FLAGS (1)"),
+        ],
+        vec![Reply::text(FIXED_F1)],
+    )
+    .await;
+    let end = wait_end(&h, &o).await;
+    assert_eq!(stop_reason(&end), StopReason::Stalled, "{end:?}");
+    assert_eq!(end.round, 2);
+    let stop = end.stop.unwrap();
+    assert!(stop.detail.contains("stalled"), "{}", stop.detail);
+    assert_eq!(stop.finding_ids, ["F1"]);
+    assert_eq!(
+        h.fake.prompts_to(&o).len(),
+        2,
+        "nothing more went to the implementer"
+    );
+    h.stop().await;
+}
+
+/// A cap of 1: the first review with findings open is the last.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_round_cap_stops_the_loop() {
+    let h = Harness::start().await;
+    let (o, _) = start_looped(&h, 1, vec![Reply::text(ROUND_1)], vec![]).await;
+    let end = wait_end(&h, &o).await;
+    assert_eq!(stop_reason(&end), StopReason::RoundCap, "{end:?}");
+    assert_eq!(h.fake.prompts_to(&o).len(), 1, "only the handoff request");
+    h.stop().await;
+}
+
+/// The implementer disputes, the reviewer keeps it open: stopped with both sides' words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dispute_the_reviewer_keeps_open_stops_with_both_sides() {
+    let h = Harness::start().await;
+    let (o, _) = start_looped(
+        &h,
+        5,
+        vec![
+            Reply::text("FINDINGS\n- [F1] major — empty names panic\n- [F3] minor — no test\nVERDICT: FLAGS (2)"),
+            Reply::text("FINDINGS\n- [F1] OPEN — the CLI passes user input\n- [F3] FIXED\nVERDICT: FLAGS (1)"),
+        ],
+        vec![Reply::text("- [F1] DISPUTED — names are checked upstream\n- [F3] FIXED")],
+    )
+    .await;
+    let end = wait_end(&h, &o).await;
+    assert_eq!(stop_reason(&end), StopReason::Disputed, "{end:?}");
+    let detail = end.stop.unwrap().detail;
+    assert!(
+        detail.contains("names are checked upstream")
+            && detail.contains("the CLI passes user input"),
+        "{detail}"
+    );
+    h.stop().await;
+}
+
+/// A reply without a verdict is unparsed: the loop stops, nothing is forwarded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unparsed_reply_stops_the_loop() {
+    let h = Harness::start().await;
+    let (o, _) = start_looped(&h, 5, vec![Reply::text("Looks fine to me.")], vec![]).await;
+    let end = wait_end(&h, &o).await;
+    assert_eq!(stop_reason(&end), StopReason::Unparsed, "{end:?}");
+    assert_eq!(h.fake.prompts_to(&o).len(), 1);
+    h.stop().await;
+}
+
+/// A failed turn and an aborted turn stop the loop with their reasons.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_and_aborted_turns_stop_the_loop() {
+    let h = Harness::start().await;
+    let (o, _) = start_looped(
+        &h,
+        5,
+        vec![Reply::error(
+            serde_json::json!({"name": "APIError", "data": {"message": "rate limited"}}),
+        )],
+        vec![],
+    )
+    .await;
+    let end = wait_end(&h, &o).await;
+    assert_eq!(stop_reason(&end), StopReason::TurnFailed, "{end:?}");
+    assert!(end.stop.unwrap().detail.contains("rate limited"));
+    let (o2, _) = start_looped(&h, 5, vec![Reply::text(ROUND_1)], vec![Reply::aborted()]).await;
+    let end = wait_end(&h, &o2).await;
+    assert_eq!(stop_reason(&end), StopReason::Aborted, "{end:?}");
+    h.stop().await;
+}
+
+/// While the implementer works: a permission request stops the loop; on another pair, the user
+/// typing in the review session does; on a third, Stop does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_permission_the_user_typing_and_stop_end_the_loop() {
+    let h = Harness::start().await;
+    let (o, _) = start_looped(
+        &h,
+        5,
+        vec![Reply::text(ROUND_1)],
+        vec![Reply::hang("working")],
+    )
+    .await;
+    wait_loop(&h, &o, "the implementer's turn", |s| {
+        s.phase == LoopPhase::Implementing && s.pending.is_none()
+    })
+    .await;
+    h.fake.ask_permission(&o, "bash", &["rm -rf target"]);
+    let end = wait_end(&h, &o).await;
+    assert_eq!(stop_reason(&end), StopReason::PermissionWaiting, "{end:?}");
+
+    let (o2, review2) = start_looped(
+        &h,
+        5,
+        vec![Reply::text(ROUND_1), Reply::text("ok")],
+        vec![Reply::hang("working")],
+    )
+    .await;
+    wait_loop(&h, &o2, "the implementer's turn", |s| {
+        s.phase == LoopPhase::Implementing && s.pending.is_none()
+    })
+    .await;
+    h.request(Request::SendPrompt(crosscheck_core::requests::SendPrompt {
+        session_id: review2.clone(),
+        text: "Also check the README".into(),
+        choice: None,
+    }))
+    .await
+    .expect("the user types");
+    let end = wait_end(&h, &o2).await;
+    assert_eq!(stop_reason(&end), StopReason::UserTookOver, "{end:?}");
+
+    let (o3, _) = start_looped(&h, 5, vec![Reply::hang("thinking")], vec![]).await;
+    let stopped: Option<LoopState> = serde_json::from_value(
+        h.request(Request::StopLoop(crosscheck_core::requests::StopLoop {
+            session_id: o3.clone(),
+        }))
+        .await
+        .expect("stop"),
+    )
+    .unwrap();
+    let stopped = stopped.expect("a loop");
+    assert!(stopped.ended);
+    assert_eq!(stop_reason(&stopped), StopReason::UserStopped);
+    h.stop().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Restarts: resume from the last completed step, never sending one twice.
+// ---------------------------------------------------------------------------------------------
+
+/// The app stops while the reviewer works and the reply completes while it is away (no event
+/// reaches anyone): the restarted app reads it and forwards it, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_while_the_reviewer_works_resumes_and_forwards_once() {
+    let mut h = Harness::start().await;
+    let (o, review) = start_looped(
+        &h,
+        5,
+        vec![Reply::hang(ROUND_1), Reply::text(CLEAN_2)],
+        vec![Reply::text(FIXED_F1)],
+    )
+    .await;
+    h.fake
+        .wait_until("the review turn runs", SHORT, |_| true)
+        .await;
+    wait_loop(&h, &o, "the reviewer's turn", |s| {
+        s.phase == LoopPhase::Reviewing
+    })
+    .await;
+    h.core.shutdown().await;
+    // Let the review turn start on the fake, then end it while nobody listens.
+    let deadline = tokio::time::Instant::now() + SHORT;
+    while !h.fake.finish_silently(&review) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the review turn never ran"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    h.restart_core().await;
+    let end = wait_end(&h, &o).await;
+    assert_eq!(stop_reason(&end), StopReason::Clean, "{end:?}");
+    assert_eq!(h.fake.prompts_to(&o).len(), 2, "one feedback, not two");
+    assert_eq!(h.fake.prompts_to(&review).len(), 2, "one response, not two");
+    assert_eq!(
+        list_findings(&h, &o).await.rounds.len(),
+        2,
+        "each reply is one round"
+    );
+    h.stop().await;
+}
+
+/// The app stops while the implementer works: after the restart its answer goes to the
+/// reviewer once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_while_the_implementer_works_resumes_and_answers_once() {
+    let mut h = Harness::start().await;
+    let (o, review) = start_looped(
+        &h,
+        5,
+        vec![Reply::text(ROUND_1), Reply::text(CLEAN_2)],
+        vec![Reply::hang(FIXED_F1)],
+    )
+    .await;
+    wait_loop(&h, &o, "the implementer's turn", |s| {
+        s.phase == LoopPhase::Implementing && s.pending.is_none()
+    })
+    .await;
+    h.core.shutdown().await;
+    let deadline = tokio::time::Instant::now() + SHORT;
+    while !h.fake.finish_silently(&o) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the implementer's turn never ran"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    h.restart_core().await;
+    let end = wait_end(&h, &o).await;
+    assert_eq!(stop_reason(&end), StopReason::Clean, "{end:?}");
+    assert_eq!(h.fake.prompts_to(&o).len(), 2);
+    assert_eq!(h.fake.prompts_to(&review).len(), 2);
+    h.stop().await;
+}
+
+/// A step chosen before the restart: sent once when the server does not have its id, not
+/// again when it does (the app stopped between sending and saving).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chosen_step_is_sent_once_across_a_restart() {
+    for already_sent in [false, true] {
+        let mut h = Harness::start().await;
+        let (o, review) = start_looped(
+            &h,
+            5,
+            vec![Reply::text(ROUND_1), Reply::text(CLEAN_2)],
+            vec![Reply::hang(FIXED_F1)],
+        )
+        .await;
+        let at = wait_loop(&h, &o, "the implementer's turn", |s| {
+            s.phase == LoopPhase::Implementing && s.pending.is_none()
+        })
+        .await;
+        h.core.shutdown().await;
+        // Rewind the record to "feedback chosen, maybe not sent".
+        let sent = h.fake.prompts_to(&o).pop().unwrap();
+        let message_id = sent["messageID"].as_str().unwrap().to_owned();
+        let parts = crate::support::part_texts(&sent);
+        let mut rewound = at.clone();
+        rewound.awaiting_message_id = None;
+        let chosen = if already_sent {
+            message_id.clone()
+        } else {
+            crosscheck_opencode::ids::message_id()
+        };
+        if !already_sent {
+            rewound.sent_message_ids.push(chosen.clone());
+        }
+        rewound.pending = Some(crosscheck_core::flows::review_loop::PendingSend {
+            session_id: o.clone(),
+            message_id: chosen,
+            visible: parts[0].0.clone(),
+            hidden: parts[1].0.clone(),
+        });
+        if !already_sent {
+            // The first send never happened: its turn is not on the server.
+            assert!(h.fake.finish_silently(&o));
+            h.fake.script(&o, Reply::text(FIXED_F1));
+        }
+        let db =
+            crosscheck_core::db::Db::open(&h.dir.path().join("db").join("crosscheck.db")).unwrap();
+        crosscheck_core::flows::review_loop::record::save(&db, &rewound).unwrap();
+        drop(db);
+        let before = h.fake.prompts_to(&o).len();
+        if already_sent {
+            assert!(h.fake.finish_silently(&o));
+        }
+        h.restart_core().await;
+        let end = wait_end(&h, &o).await;
+        assert_eq!(
+            stop_reason(&end),
+            StopReason::Clean,
+            "{already_sent}: {end:?}"
+        );
+        let after = h.fake.prompts_to(&o).len();
+        assert_eq!(
+            after - before,
+            usize::from(!already_sent),
+            "already sent: {already_sent}"
+        );
+        assert_eq!(h.fake.prompts_to(&review).len(), 2);
+        h.stop().await;
+    }
+}
+
+/// Runs git in `dir` for a test repository.
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// An implementer that says FIXED while the code did not move: marked on the finding and told
+/// to the reviewer in the next hidden part; when the code did move, neither.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fix_claimed_without_a_code_change_is_marked_and_told_to_the_reviewer() {
+    for edit in [false, true] {
+        let h = Harness::start().await;
+        let project = h.dir.path().join("project");
+        std::fs::write(project.join("lib.rs"), "fn greet() {}\n").unwrap();
+        git(&project, &["init", "-q"]);
+        git(&project, &["add", "."]);
+        git(&project, &["commit", "-q", "-m", "start"]);
+        let (o, review) = start_looped(
+            &h,
+            5,
+            vec![Reply::text(ROUND_1), Reply::text(CLEAN_2)],
+            vec![Reply::text(FIXED_F1).delayed(std::time::Duration::from_millis(400))],
+        )
+        .await;
+        wait_loop(&h, &o, "the implementer's turn", |s| {
+            s.phase == LoopPhase::Implementing
+        })
+        .await;
+        if edit {
+            std::fs::write(project.join("lib.rs"), "fn greet(name: &str) {}\n").unwrap();
+        }
+        let end = wait_end(&h, &o).await;
+        assert_eq!(stop_reason(&end), StopReason::Clean, "{end:?}");
+        let view = list_findings(&h, &o).await;
+        let claim = view.findings[0]
+            .history
+            .iter()
+            .find(|r| r.side == crosscheck_core::findings::RoundSide::Implementer)
+            .expect("the answer is recorded");
+        assert_eq!(claim.claimed_unchanged, !edit, "edited: {edit}");
+        assert!(
+            view.rounds[0].fingerprint.is_some(),
+            "the round is pinned to the code"
+        );
+        let hidden = &crate::support::part_texts(&h.fake.prompts_to(&review)[1])[1].0;
+        assert_eq!(
+            hidden.contains("reported F1 as fixed, but the code has not changed"),
+            !edit,
+            "edited: {edit}: {hidden}"
+        );
+        h.stop().await;
+    }
+}
+
+/// Review sessions are created read-only (edit denied, shell denied but for the allowed
+/// read-only commands); a reused one gets the rules by PATCH; with the setting off, neither.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn review_sessions_are_created_and_reused_read_only() {
+    let h = Harness::start().await;
+    let o = h.fake.seed_session("Add greet", None);
+    let run = h.handoff(&o, SHORT).await;
+    let review = run.flow.review_session_id.clone().expect("review");
+    let create = h
+        .fake
+        .requests()
+        .into_iter()
+        .find(|r| r.route == "POST /session")
+        .expect("POST /session");
+    let rules = create.body["permission"]
+        .as_array()
+        .expect("a ruleset")
+        .clone();
+    assert_eq!(
+        rules[0],
+        serde_json::json!({"permission": "edit", "pattern": "*", "action": "deny"})
+    );
+    assert_eq!(
+        rules[1],
+        serde_json::json!({"permission": "bash", "pattern": "*", "action": "deny"})
+    );
+    assert!(
+        rules[2..]
+            .iter()
+            .all(|r| r["permission"] == "bash" && r["action"] == "allow")
+    );
+    assert!(rules.iter().any(|r| r["pattern"] == "git diff*"));
+    h.fake.wait_turns(&review, 1, SHORT).await;
+    let again = h.handoff(&o, SHORT).await;
+    assert_eq!(
+        again.flow.review_session_id.as_deref(),
+        Some(review.as_str())
+    );
+    let patches = h.fake.requests_to("PATCH /session/:id", &review);
+    assert!(
+        patches
+            .iter()
+            .any(|p| p.body["permission"].as_array() == Some(&rules)),
+        "the reused review session gets the rules: {patches:?}"
+    );
+
+    let mut settings: crosscheck_core::settings::Settings =
+        serde_json::from_value(serde_json::to_value(h.snapshot().await.settings).unwrap()).unwrap();
+    settings.reviewer_read_only = false;
+    h.request(Request::SetSettings(
+        crosscheck_core::requests::SetSettings { settings },
+    ))
+    .await
+    .expect("settings");
+    let o2 = h.fake.seed_session("Other", None);
+    h.handoff(&o2, SHORT).await;
+    let create = h
+        .fake
+        .requests()
+        .into_iter()
+        .rev()
+        .find(|r| r.route == "POST /session")
+        .unwrap();
+    assert!(create.body.get("permission").is_none(), "{}", create.body);
+    h.stop().await;
+}

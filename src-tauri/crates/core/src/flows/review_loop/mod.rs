@@ -2,9 +2,264 @@
 //! recorded; the open ones at or above the threshold go to the implementer in the seed's
 //! feedback words (with a hidden instruction to answer each by id); the implementer's answer
 //! goes back to the reviewer in the seed's response words; and so on until a stop rule ends it.
+//! One loop per pair; its record in SQLite lets it resume after a restart.
 
 pub(crate) mod code;
+pub mod hidden;
 pub mod record;
 pub(crate) mod recorder;
+pub mod rules;
+mod run;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use crosscheck_opencode::ids;
+use crosscheck_review::findings::Severity;
+use tokio::sync::watch;
 
 pub use record::{LoopPhase, LoopState, LoopStop, PendingSend, StopReason};
+
+use crate::api_types::{Change, Connection};
+use crate::core::Core;
+use crate::error::{Error, Result};
+use crate::flows::now_ms;
+use crate::metadata::get_original_session_id;
+
+/// How a loop is asked to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoopOptions {
+    /// The round cap.
+    pub max_rounds: u32,
+    /// Findings at or above this severity are forwarded.
+    pub threshold: Severity,
+}
+
+impl LoopOptions {
+    /// Options from a request, defaults filled in and the cap checked.
+    pub fn new(max_rounds: Option<u32>, threshold: Option<Severity>) -> Result<Self> {
+        let max_rounds = max_rounds.unwrap_or(record::DEFAULT_MAX_ROUNDS);
+        if !(1..=record::MAX_MAX_ROUNDS).contains(&max_rounds) {
+            return Err(Error::InvalidRequest(format!(
+                "the round cap must be between 1 and {}",
+                record::MAX_MAX_ROUNDS
+            )));
+        }
+        Ok(Self {
+            max_rounds,
+            threshold: threshold.unwrap_or(Severity::Minor),
+        })
+    }
+}
+
+/// The running loops, one per pair (keyed by the implementing session), each with its stop
+/// switch.
+#[derive(Default)]
+pub struct Loops {
+    running: Mutex<HashMap<String, (String, watch::Sender<bool>)>>,
+}
+
+impl Loops {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (String, watch::Sender<bool>)>> {
+        self.running
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Registers a loop for the pair unless one runs: answers its stop switch.
+    fn claim(&self, original: &str, loop_id: &str) -> Option<watch::Receiver<bool>> {
+        let mut running = self.lock();
+        if running.contains_key(original) {
+            return None;
+        }
+        let (tx, rx) = watch::channel(false);
+        running.insert(original.to_owned(), (loop_id.to_owned(), tx));
+        Some(rx)
+    }
+
+    fn release(&self, original: &str, loop_id: &str) {
+        let mut running = self.lock();
+        if running.get(original).is_some_and(|(id, _)| id == loop_id) {
+            running.remove(original);
+        }
+    }
+
+    /// Asks the pair's loop to stop; false when none runs here.
+    fn stop(&self, original: &str) -> bool {
+        self.lock()
+            .get(original)
+            .is_some_and(|(_, tx)| tx.send(true).is_ok())
+    }
+
+    /// Stops every loop (shutdown); their records stay as they are, so they resume.
+    pub(crate) fn cancel_all(&self) {
+        self.lock().clear();
+    }
+}
+
+/// The pair `session_id` belongs to: (original, review).
+async fn pair_of(core: &Core, session_id: &str) -> Result<(String, String)> {
+    let review = crate::requests::review_loop::review_session_of(core, session_id).await?;
+    let session = core.session(&review).await?;
+    let original = get_original_session_id(&session)
+        .ok_or(Error::NoLinkedSession)?
+        .to_owned();
+    Ok((original, review))
+}
+
+/// Starts a loop on the pair of `session_id`, waiting first for the reviewer's reply to its
+/// newest prompt; answers the running loop when the pair has one.
+pub async fn start(core: &Core, session_id: &str, options: LoopOptions) -> Result<LoopState> {
+    let (original, review) = pair_of(core, session_id).await?;
+    if let Some(running) = running_state(core, &original)? {
+        return Ok(running);
+    }
+    let follow = crate::flows::handoff::Follow::new(core, &review).await?;
+    let awaiting = core
+        .read_store(|s, _| crate::flows::reply::last_prompt_id(s, &review))
+        .ok_or_else(|| {
+            Error::InvalidRequest(
+                "the review session has no review yet: start one with /handoff-review".into(),
+            )
+        })?;
+    drop(follow);
+    launch(core, &original, &review, &awaiting, options)
+}
+
+/// Starts a loop right after the handoff sent the first review prompt `prompt_id`.
+pub fn start_after_handoff(
+    core: &Core,
+    original: &str,
+    review: &str,
+    prompt_id: &str,
+    options: LoopOptions,
+) -> Result<LoopState> {
+    launch(core, original, review, prompt_id, options)
+}
+
+fn running_state(core: &Core, original: &str) -> Result<Option<LoopState>> {
+    if !core.loops().lock().contains_key(original) {
+        return Ok(None);
+    }
+    Ok(record::load(core.db(), original)?.filter(|s| !s.ended))
+}
+
+fn launch(
+    core: &Core,
+    original: &str,
+    review: &str,
+    awaiting: &str,
+    options: LoopOptions,
+) -> Result<LoopState> {
+    let now = now_ms();
+    let state = LoopState {
+        id: ids::ascending("lop"),
+        original_session_id: original.to_owned(),
+        review_session_id: review.to_owned(),
+        round: 1,
+        max_rounds: options.max_rounds,
+        threshold: options.threshold,
+        phase: LoopPhase::Reviewing,
+        started_at: now,
+        phase_started_at: now,
+        awaiting_message_id: Some(awaiting.to_owned()),
+        pending: None,
+        sent_message_ids: vec![awaiting.to_owned()],
+        claimed_unchanged: Vec::new(),
+        review_fingerprint: None,
+        stop: None,
+        ended: false,
+    };
+    let Some(stop) = core.loops().claim(original, &state.id) else {
+        return running_state(core, original)?
+            .ok_or_else(|| Error::Internal("a loop was claimed but has no record".into()));
+    };
+    if let Err(e) = record::save(core.db(), &state) {
+        core.loops().release(original, &state.id);
+        return Err(e);
+    }
+    spawn(core, state.clone(), stop);
+    Ok(state)
+}
+
+fn spawn(core: &Core, state: LoopState, stop: watch::Receiver<bool>) {
+    core.emit(Change::Loop {
+        state: state.clone(),
+    });
+    let core2 = core.clone();
+    core.push_task(tokio::spawn(async move {
+        let mut task = run::LoopTask {
+            core: core2.clone(),
+            state,
+            stop,
+        };
+        task.run().await;
+        core2
+            .loops()
+            .release(&task.state.original_session_id, &task.state.id);
+    }));
+}
+
+/// Stops the loop of the pair `session_id` belongs to and answers its final state; a record
+/// left running by a process that is gone is marked stopped.
+pub async fn stop(core: &Core, session_id: &str) -> Result<Option<LoopState>> {
+    let Some(state) = record::load(core.db(), session_id)? else {
+        return Ok(None);
+    };
+    if state.ended {
+        return Ok(Some(state));
+    }
+    let mut changes = core.subscribe();
+    if core.loops().stop(&state.original_session_id) {
+        let limit = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            match tokio::time::timeout_at(limit, changes.recv()).await {
+                Ok(Ok(stamped)) => {
+                    if let Change::Loop { state: s } = stamped.change
+                        && s.id == state.id
+                        && s.ended
+                    {
+                        return Ok(Some(s));
+                    }
+                }
+                Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {}
+                _ => return record::load(core.db(), session_id),
+            }
+        }
+    }
+    let mut task = run::LoopTask {
+        core: core.clone(),
+        state,
+        stop: watch::channel(false).1,
+    };
+    task.finish(
+        StopReason::UserStopped,
+        "stopped by the user".into(),
+        Vec::new(),
+    );
+    Ok(Some(task.state))
+}
+
+/// Resumes the loops whose records say they were running, once the core is connected.
+pub(crate) async fn resume_all(core: Core) {
+    let mut changes = core.subscribe();
+    while !matches!(core.connection(), Connection::Ready { .. }) {
+        match changes.recv().await {
+            Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+        }
+    }
+    let records = match record::list(core.db()) {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::warn!("the review loops cannot be resumed: {e}");
+            return;
+        }
+    };
+    for state in records.into_iter().filter(|s| !s.ended) {
+        if let Some(stop) = core.loops().claim(&state.original_session_id, &state.id) {
+            tracing::info!(loop_id = %state.id, round = state.round, "resuming a review loop");
+            spawn(&core, state, stop);
+        }
+    }
+}

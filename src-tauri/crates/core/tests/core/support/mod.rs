@@ -103,6 +103,7 @@ impl Harness {
                     session_id: session_id.to_owned(),
                     choice: None,
                     reviewer: None,
+                    review_loop: None,
                 },
             ))
             .await
@@ -133,6 +134,31 @@ impl Harness {
         }
     }
 
+    /// Shuts the core down and starts a new one on the same database and fake server, as a
+    /// restart of the app does; waits until it is Ready.
+    pub async fn restart_core(&mut self) {
+        self.core.shutdown().await;
+        let core = Core::start_with_review(
+            CoreOptions {
+                target: OpencodeTarget::Attach(ServerConfig {
+                    base_url: self.fake.base_url.clone(),
+                    password: None,
+                }),
+                database: self.dir.path().join("db").join("crosscheck.db"),
+            },
+            ReviewSetup {
+                config_dir: self.dir.path().join("config"),
+                env: Env::Map(Default::default()),
+                logger: Logger::memory().0,
+            },
+        )
+        .expect("core restarts");
+        let mut changes = core.subscribe();
+        wait_ready(&core, &mut changes, SHORT).await;
+        self.api = Api::new(core.clone());
+        self.core = core;
+    }
+
     /// Shuts the core down.
     pub async fn stop(self) {
         self.core.shutdown().await;
@@ -157,11 +183,16 @@ pub fn part_texts(body: &Value) -> Vec<(String, bool)> {
         .unwrap_or_default()
 }
 
-/// The only visible text of a recorded prompt (asserting there is exactly one part).
+/// The only visible text of a recorded prompt (asserting there is exactly one visible part,
+/// first; what follows it is hidden: the review loop's synthetic instructions).
 pub fn sole_text(body: &Value) -> String {
     let parts = part_texts(body);
-    assert_eq!(parts.len(), 1, "one part expected: {body}");
-    assert!(!parts[0].1, "the part must be visible: {body}");
+    assert!(!parts.is_empty(), "a part expected: {body}");
+    assert!(!parts[0].1, "the first part must be visible: {body}");
+    assert!(
+        parts[1..].iter().all(|(_, synthetic)| *synthetic),
+        "only the first part is visible: {body}"
+    );
     parts[0].0.clone()
 }
 

@@ -1,0 +1,562 @@
+//! The loop's task: wait (on the change stream) for the awaited turn, reconcile over REST,
+//! record, decide, choose the next prompt's id and save it before sending, send, and so on.
+//!
+//! Every step is written to the loop's record before it acts, so a restart resumes from the
+//! last completed step: a prompt whose id is in the record is sent only when the server does
+//! not have that id yet, and a reply recorded before is recorded once.
+
+use std::collections::HashSet;
+
+use crosscheck_opencode::{MessageWithParts, PromptRequest, ids};
+use tokio::sync::{broadcast, watch};
+
+use super::hidden;
+use super::record::{self, LoopPhase, LoopState, LoopStop, PendingSend, StopReason};
+use super::recorder;
+use super::rules::{Decision, after_review, feedback_text};
+use crate::api_types::{Change, NoticeLevel};
+use crate::core::Core;
+use crate::error::{Error, Result};
+use crate::findings;
+use crate::flows::handoff::{Follow, current_choice};
+use crate::flows::now_ms;
+use crate::flows::reply::{interrupted, reply_message_id, reply_outcome};
+use crate::prompts;
+use crate::store::{Store, Transcript};
+
+/// How many newest messages the REST reconcile reads.
+const RECONCILE_PAGE: u32 = 40;
+
+/// Why waiting ended without a reply.
+enum Interrupt {
+    Stop(StopReason, String),
+}
+
+/// A running loop.
+pub(crate) struct LoopTask {
+    pub core: Core,
+    pub state: LoopState,
+    pub stop: watch::Receiver<bool>,
+}
+
+impl LoopTask {
+    fn publish(&self) {
+        if let Err(e) = record::save(self.core.db(), &self.state) {
+            tracing::warn!(loop_id = %self.state.id, "could not save the loop's record: {e}");
+        }
+        self.core.emit(Change::Loop {
+            state: self.state.clone(),
+        });
+    }
+
+    /// Saves and pushes the state; a record that cannot be saved ends the loop (a restart
+    /// could not resume it without sending a step twice).
+    fn save(&self) -> Result<()> {
+        record::save(self.core.db(), &self.state)?;
+        self.core.emit(Change::Loop {
+            state: self.state.clone(),
+        });
+        Ok(())
+    }
+
+    /// Ends the loop with `reason`, telling the user.
+    pub(crate) fn finish(&mut self, reason: StopReason, detail: String, ids: Vec<String>) {
+        self.state.phase = LoopPhase::Stopped;
+        self.state.ended = true;
+        self.state.pending = None;
+        self.state.stop = Some(LoopStop {
+            reason,
+            detail: detail.clone(),
+            finding_ids: ids,
+            at: now_ms(),
+        });
+        self.publish();
+        let level = if matches!(reason, StopReason::Clean | StopReason::BelowThreshold) {
+            NoticeLevel::Success
+        } else {
+            NoticeLevel::Info
+        };
+        let reason_key = serde_json::to_value(reason)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let ids = self
+            .state
+            .stop
+            .as_ref()
+            .map(|s| s.finding_ids.join(", "))
+            .unwrap_or_default();
+        self.core.notice(
+            level,
+            &format!("notice.loopStopped.{reason_key}"),
+            &[
+                ("round", &self.state.round.to_string()),
+                ("ids", &ids),
+                ("detail", &detail),
+            ],
+            format!("The review loop stopped: {detail}"),
+        );
+    }
+
+    /// Runs the loop until a stop rule ends it.
+    pub(crate) async fn run(&mut self) {
+        let outcome = crate::flows::handoff::supervised(self.steps()).await;
+        match outcome {
+            Ok((reason, detail, ids)) => self.finish(reason, detail, ids),
+            Err(Error::SessionNotFound(id)) => self.finish(
+                StopReason::SessionGone,
+                format!("the session {id} is gone"),
+                Vec::new(),
+            ),
+            Err(Error::NoLinkedSession) => self.finish(
+                StopReason::SessionGone,
+                "the sessions are no longer linked".into(),
+                Vec::new(),
+            ),
+            Err(e) => self.finish(StopReason::TurnFailed, e.to_string(), Vec::new()),
+        }
+    }
+
+    async fn steps(&mut self) -> Result<(StopReason, String, Vec<String>)> {
+        let core = self.core.clone();
+        let _follow_review = Follow::new(&core, &self.state.review_session_id).await?;
+        let _follow_original = Follow::new(&core, &self.state.original_session_id).await?;
+        loop {
+            if *self.stop.borrow() {
+                return Ok((
+                    StopReason::UserStopped,
+                    "stopped by the user".into(),
+                    vec![],
+                ));
+            }
+            let mut changes = core.subscribe();
+            if let Some(pending) = self.state.pending.clone() {
+                self.ensure_sent(&pending).await?;
+                self.state.awaiting_message_id = Some(pending.message_id.clone());
+                self.state.pending = None;
+                self.save()?;
+            }
+            let Some(awaiting) = self.state.awaiting_message_id.clone() else {
+                return Err(Error::Internal("the loop waits for nothing".into()));
+            };
+            let session = self.current_session().to_owned();
+            let (text, reply_id) = match self.wait_reply(&mut changes, &session, &awaiting).await? {
+                Ok(done) => done,
+                Err(Interrupt::Stop(reason, detail)) => return Ok((reason, detail, vec![])),
+            };
+            match self.state.phase {
+                LoopPhase::Reviewing => {
+                    if let Some(stop) = self.after_reviewer(&text, &reply_id).await? {
+                        return Ok(stop);
+                    }
+                }
+                LoopPhase::Implementing => self.after_implementer(&text, &reply_id).await?,
+                LoopPhase::Stopped => {
+                    return Err(Error::Internal("a stopped loop ran".into()));
+                }
+            }
+        }
+    }
+
+    fn current_session(&self) -> &str {
+        match self.state.phase {
+            LoopPhase::Implementing => &self.state.original_session_id,
+            _ => &self.state.review_session_id,
+        }
+    }
+
+    /// The reviewer replied: record it, decide, and (to go on) choose the implementer's prompt.
+    async fn after_reviewer(
+        &mut self,
+        text: &str,
+        reply_id: &str,
+    ) -> Result<Option<(StopReason, String, Vec<String>)>> {
+        let core = self.core.clone();
+        let directory = self.directory().await?;
+        let recorded = recorder::record_reply(
+            &core,
+            &self.state.review_session_id,
+            Some(&self.state.original_session_id),
+            reply_id,
+            text,
+            &directory,
+        )
+        .await?;
+        let view = findings::view(core.db(), &self.state.review_session_id)?;
+        self.state.review_fingerprint = view
+            .rounds
+            .iter()
+            .find(|r| r.round == recorded.round)
+            .and_then(|r| r.fingerprint.clone());
+        let parsed = crosscheck_review::findings::parse_findings(text);
+        let decision = after_review(
+            &view,
+            &parsed,
+            recorded.round,
+            self.state.round,
+            self.state.threshold,
+            self.state.max_rounds,
+        );
+        let forward = match decision {
+            Decision::Stop(reason, detail, ids) => return Ok(Some((reason, detail, ids))),
+            Decision::Forward(f) => f,
+        };
+        let registry = core.prompts();
+        let visible = registry.render(
+            prompts::REVIEW_FEEDBACK_TO_IMPLEMENTER,
+            &[("review_feedback", &feedback_text(&forward))],
+        )?;
+        let hidden = hidden::for_implementer(&registry)?;
+        self.choose(
+            self.state.original_session_id.clone(),
+            visible,
+            hidden,
+            LoopPhase::Implementing,
+        )?;
+        Ok(None)
+    }
+
+    /// The implementer answered: record its answers, and choose the reviewer's next prompt.
+    async fn after_implementer(&mut self, text: &str, reply_id: &str) -> Result<()> {
+        let core = self.core.clone();
+        let directory = self.directory().await?;
+        let now = super::code::fingerprint(&directory).await;
+        let changed = match (&self.state.review_fingerprint, &now) {
+            (Some(before), Some(now)) => before != now,
+            _ => true,
+        };
+        let unchanged = findings::record_answers(
+            core.db(),
+            &self.state.review_session_id,
+            reply_id,
+            text,
+            changed,
+        )?;
+        recorder::push(&core, &self.state.review_session_id)?;
+        if !unchanged.is_empty() {
+            self.state.claimed_unchanged = unchanged;
+        }
+        let registry = core.prompts();
+        let visible = registry.render(
+            prompts::IMPLEMENTATION_RESPONSE_TO_REVIEWER,
+            &[("implementation_response", text)],
+        )?;
+        let hidden = hidden::for_reviewer(&registry, &self.state.claimed_unchanged)?;
+        self.state.round += 1;
+        self.choose(
+            self.state.review_session_id.clone(),
+            visible,
+            hidden,
+            LoopPhase::Reviewing,
+        )?;
+        self.state.claimed_unchanged.clear();
+        Ok(())
+    }
+
+    /// Chooses the next prompt's id and saves it before anything is sent.
+    fn choose(
+        &mut self,
+        session_id: String,
+        visible: String,
+        hidden: String,
+        phase: LoopPhase,
+    ) -> Result<()> {
+        let message_id = ids::message_id();
+        self.state.sent_message_ids.push(message_id.clone());
+        self.state.pending = Some(PendingSend {
+            session_id,
+            message_id,
+            visible,
+            hidden,
+        });
+        self.state.phase = phase;
+        self.state.phase_started_at = now_ms();
+        self.save()
+    }
+
+    async fn directory(&self) -> Result<String> {
+        let known = self.core.read_store(|s, _| {
+            s.session(&self.state.original_session_id)
+                .map(|s| s.directory.clone())
+        });
+        match known {
+            Some(d) => Ok(d),
+            None => Ok(self
+                .core
+                .session(&self.state.original_session_id)
+                .await?
+                .directory),
+        }
+    }
+
+    /// Sends a chosen prompt unless the server has its id already (sent before a restart, or
+    /// delivered although the transport failed).
+    async fn ensure_sent(&self, pending: &PendingSend) -> Result<()> {
+        let client = self.core.client()?;
+        let session = self.core.session(&pending.session_id).await?;
+        if self
+            .server_has(&pending.session_id, &pending.message_id)
+            .await?
+        {
+            return Ok(());
+        }
+        let choice = current_choice(&self.core, &session);
+        let request = PromptRequest {
+            message_id: Some(pending.message_id.clone()),
+            parts: hidden::parts(pending.visible.clone(), pending.hidden.clone()),
+            model: choice.model,
+            agent: choice.agent,
+            variant: choice.variant,
+        };
+        match client.prompt_async(&pending.session_id, &request).await {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                // Maybe delivered: look before sending again, once.
+                if self
+                    .server_has(&pending.session_id, &pending.message_id)
+                    .await?
+                {
+                    return Ok(());
+                }
+                tracing::warn!(loop_id = %self.state.id, "sending a loop step failed once: {e}");
+                client.prompt_async(&pending.session_id, &request).await?;
+                Ok(())
+            }
+        }
+    }
+
+    async fn server_has(&self, session_id: &str, message_id: &str) -> Result<bool> {
+        if self.core.read_store(|s, _| {
+            s.transcript(session_id)
+                .is_some_and(|t| t.message(message_id).is_some())
+        }) {
+            return Ok(true);
+        }
+        let page = self
+            .core
+            .client()?
+            .messages(session_id, Some(RECONCILE_PAGE), None)
+            .await?;
+        Ok(page.messages.iter().any(|m| m.info.id == message_id))
+    }
+
+    /// Waits for the reply to `awaiting` in `session`, or for a stop rule.
+    async fn wait_reply(
+        &mut self,
+        changes: &mut broadcast::Receiver<crate::api_types::Stamped>,
+        session: &str,
+        awaiting: &str,
+    ) -> Result<std::result::Result<(String, String), Interrupt>> {
+        let errors_before = self.core.read_store(|s, _| s.session_error_serial(session));
+        let mut recheck = true;
+        loop {
+            if recheck {
+                if let Some(stop) = self.check(session, awaiting, errors_before) {
+                    return Ok(Err(stop));
+                }
+                let done = self.core.read_store(|s, _| {
+                    reply_outcome(s, session, awaiting)
+                        .map(|o| o.map(|text| (text, reply_message_id(s, session, awaiting))))
+                });
+                match done {
+                    Some(Ok((text, Some(reply_id)))) => {
+                        // The event stream is lossy: the server's own transcript decides.
+                        match self.reconcile(session, awaiting).await? {
+                            Some(Ok(confirmed)) => return Ok(Ok(confirmed)),
+                            Some(Err(stop)) => return Ok(Err(stop)),
+                            None => {
+                                tracing::debug!(
+                                    session,
+                                    "the server has not finished {reply_id} yet: {}",
+                                    text.len()
+                                );
+                            }
+                        }
+                    }
+                    Some(Ok((_, None))) => {}
+                    Some(Err(Error::HandoffAborted)) => {
+                        return Ok(Err(Interrupt::Stop(
+                            StopReason::Aborted,
+                            "a turn was aborted".into(),
+                        )));
+                    }
+                    Some(Err(e)) => {
+                        return Ok(Err(Interrupt::Stop(
+                            StopReason::TurnFailed,
+                            format!("a turn failed: {e}"),
+                        )));
+                    }
+                    None => {}
+                }
+            }
+            tokio::select! {
+                received = changes.recv() => match received {
+                    Ok(stamped) => {
+                        recheck = self.relevant(&stamped.change);
+                        if let Change::TranscriptReset { page } = &stamped.change
+                            && page.session_id == session
+                            && self.core.read_store(|s, _| interrupted(s, session, awaiting))
+                        {
+                            return Ok(Err(Interrupt::Stop(
+                                StopReason::TurnFailed,
+                                "the server restarted in the middle of a turn".into(),
+                            )));
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) => recheck = true,
+                    Err(broadcast::error::RecvError::Closed) => {
+                        return Err(Error::Internal("change stream closed".into()));
+                    }
+                },
+                stopped = self.stop.changed() => {
+                    if stopped.is_err() {
+                        // The switch is gone: the core is shutting down and ends this task. The
+                        // record stays as it is, so the next start resumes the loop.
+                        std::future::pending::<()>().await;
+                    }
+                    return Ok(Err(Interrupt::Stop(StopReason::UserStopped, "stopped by the user".into())));
+                }
+            }
+        }
+    }
+
+    fn relevant(&self, change: &Change) -> bool {
+        let ours = |sid: &str| {
+            sid == self.state.review_session_id || sid == self.state.original_session_id
+        };
+        match change {
+            Change::Status { session_id, .. }
+            | Change::SessionError { session_id, .. }
+            | Change::SessionRemoved { session_id }
+            | Change::PermissionAsked {
+                request: crosscheck_opencode::PermissionRequest { session_id, .. },
+            } => ours(session_id),
+            Change::MessageUpserted { info } => ours(&info.session_id),
+            Change::PartUpserted { part } => ours(&part.session_id),
+            Change::TranscriptReset { page } => ours(&page.session_id),
+            Change::SessionsReset { .. } => true,
+            _ => false,
+        }
+    }
+
+    /// The stop rules the store can tell while a turn runs.
+    fn check(&self, session: &str, awaiting: &str, errors_before: u64) -> Option<Interrupt> {
+        let ours: HashSet<&str> = self
+            .state
+            .sent_message_ids
+            .iter()
+            .map(String::as_str)
+            .collect();
+        let pair = [
+            self.state.original_session_id.as_str(),
+            self.state.review_session_id.as_str(),
+        ];
+        self.core.read_store(|s, _| {
+            for sid in pair {
+                if s.permissions().iter().any(|p| p.session_id == sid) {
+                    return Some(Interrupt::Stop(
+                        StopReason::PermissionWaiting,
+                        "a permission request is waiting for you".into(),
+                    ));
+                }
+                if question_waiting(s, sid) {
+                    return Some(Interrupt::Stop(
+                        StopReason::QuestionWaiting,
+                        "a question is waiting for you".into(),
+                    ));
+                }
+                if let Some(t) = s.transcript(sid)
+                    && foreign_prompt(t.messages(), &ours, self.state.started_at)
+                {
+                    return Some(Interrupt::Stop(
+                        StopReason::UserTookOver,
+                        "you wrote in one of the sessions, so the loop left it to you".into(),
+                    ));
+                }
+            }
+            if s.session_error_serial(session) > errors_before
+                && let Some(error) = s.session_error(session)
+            {
+                let _ = awaiting;
+                return Some(Interrupt::Stop(
+                    StopReason::TurnFailed,
+                    format!("a turn failed: {}", error.message),
+                ));
+            }
+            None
+        })
+    }
+
+    /// Reads the awaited turn from the server: `Some(Ok)` when it has ended there too,
+    /// `Some(Err)` for a stop rule the server shows, `None` while it still runs there.
+    async fn reconcile(
+        &self,
+        session: &str,
+        awaiting: &str,
+    ) -> Result<Option<std::result::Result<(String, String), Interrupt>>> {
+        let page = self
+            .core
+            .client()?
+            .messages(session, Some(RECONCILE_PAGE), None)
+            .await?;
+        let ours: HashSet<&str> = self
+            .state
+            .sent_message_ids
+            .iter()
+            .map(String::as_str)
+            .collect();
+        if foreign_prompt(&page.messages, &ours, self.state.started_at) {
+            return Ok(Some(Err(Interrupt::Stop(
+                StopReason::UserTookOver,
+                "you wrote in one of the sessions, so the loop left it to you".into(),
+            ))));
+        }
+        let mut store = Store::default();
+        store.put_transcript(session, Transcript::from_page(page.messages, None));
+        let outcome = reply_outcome(&store, session, awaiting);
+        let reply_id = reply_message_id(&store, session, awaiting);
+        Ok(match (outcome, reply_id) {
+            (Some(Ok(text)), Some(id)) => Some(Ok((text, id))),
+            (Some(Err(Error::HandoffAborted)), _) => Some(Err(Interrupt::Stop(
+                StopReason::Aborted,
+                "a turn was aborted".into(),
+            ))),
+            (Some(Err(e)), _) => Some(Err(Interrupt::Stop(
+                StopReason::TurnFailed,
+                format!("a turn failed: {e}"),
+            ))),
+            _ => None,
+        })
+    }
+}
+
+/// A user message the loop did not send, written since it started: the user took over.
+/// Compaction requests and the server's own continuations are not the user's; a message
+/// without parts yet is not judged.
+fn foreign_prompt(messages: &[MessageWithParts], ours: &HashSet<&str>, since: i64) -> bool {
+    messages.iter().any(|m| {
+        m.info.role == "user"
+            && !ours.contains(m.info.id.as_str())
+            && m.info.time.created >= since
+            && !m.parts.is_empty()
+            && !m.parts.iter().any(|p| p.kind == "compaction")
+            && !m.parts.iter().all(|p| p.kind == "text" && p.synthetic)
+    })
+}
+
+/// Whether a `question` tool call waits for the user's answer in the session.
+fn question_waiting(store: &Store, session_id: &str) -> bool {
+    store.transcript(session_id).is_some_and(|t| {
+        t.messages().iter().rev().take(4).any(|m| {
+            m.parts.iter().any(|p| {
+                p.kind == "tool"
+                    && p.tool.as_deref() == Some("question")
+                    && p.state
+                        .as_ref()
+                        .and_then(|s| s.get("status"))
+                        .and_then(|s| s.as_str())
+                        .is_some_and(|s| s == "pending" || s == "running")
+            })
+        })
+    })
+}
