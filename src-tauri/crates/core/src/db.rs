@@ -40,6 +40,7 @@ impl Db {
         )?;
         crate::findings::create_tables(&conn)?;
         crate::flows::review_loop::record::create_table(&conn)?;
+        conn.execute_batch(crate::transfer_log::SCHEMA)?;
         Ok(Self {
             conn: Mutex::new(conn),
         })

@@ -19,6 +19,7 @@ import type { Settings } from '$lib/types/Settings';
 import type { Snapshot } from '$lib/types/Snapshot';
 import type { Stamped } from '$lib/types/Stamped';
 import type { Tab } from '$lib/types/Tab';
+import type { TransferRecord } from '$lib/types/TransferRecord';
 import type { OlderPage } from '$lib/types/OlderPage';
 import type { TranscriptPage } from '$lib/types/TranscriptPage';
 import { Transcript, type PartView } from './transcript.svelte';
@@ -85,6 +86,8 @@ export class Store {
   /** The ledger's newest rows as last pushed (null until a review or gate writes). */
   ledger: LedgerEntry[] | null = $state.raw(null);
   readonly transcripts = new SvelteMap<string, Transcript>();
+  /** The latest transfer of each sent assistant message, by that message's id. */
+  readonly transfers = new SvelteMap<string, TransferRecord>();
   /** A snapshot has been applied. */
   ready: boolean = $state(false);
 
@@ -335,7 +338,19 @@ export class Store {
       case 'review':
         this.upsertReview(change.review);
         break;
+      case 'transferred':
+        this.recordTransfer(change.transfer);
+        break;
     }
+  }
+
+  /** A transfer (pushed, answered by the request, or listed): kept when it is the newest of its
+   * message. */
+  recordTransfer(record: TransferRecord): void {
+    const prev = this.transfers.get(record.sourceMessageId);
+    if (prev && prev.sentAt > record.sentAt) return;
+    if (prev && prev.sentMessageId === record.sentMessageId) return;
+    this.transfers.set(record.sourceMessageId, record);
   }
 
   private resetSessions(
