@@ -36,6 +36,8 @@ pub struct Settings {
     /// How long the handoff wait allows the implementer's turn, in ms.
     #[ts(type = "number")]
     pub handoff_timeout_ms: u64,
+    /// Which OS notifications the UI shows (all of them unless turned off).
+    pub notifications: NotificationSettings,
 }
 
 impl Default for Settings {
@@ -44,6 +46,30 @@ impl Default for Settings {
             theme: Theme::System,
             locale: String::new(),
             handoff_timeout_ms: DEFAULT_HANDOFF_TIMEOUT_MS,
+            notifications: NotificationSettings::default(),
+        }
+    }
+}
+
+/// Each kind of OS notification, on or off. Settings saved before these existed read as all on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[ts(export)]
+pub struct NotificationSettings {
+    /// A review session's turn finished while the window was not focused.
+    pub review_done: bool,
+    /// A session waits for a permission.
+    pub permission: bool,
+    /// An automatic review loop stopped.
+    pub loop_stopped: bool,
+}
+
+impl Default for NotificationSettings {
+    fn default() -> Self {
+        Self {
+            review_done: true,
+            permission: true,
+            loop_stopped: true,
         }
     }
 }

@@ -9,6 +9,7 @@ import type { Change } from '$lib/types/Change';
 import type { Connection } from '$lib/types/Connection';
 import type { FlowState } from '$lib/types/FlowState';
 import type { LedgerEntry } from '$lib/types/LedgerEntry';
+import type { LoopState } from '$lib/types/LoopState';
 import type { Notice } from '$lib/types/Notice';
 import type { PermissionRequest } from '$lib/types/PermissionRequest';
 import type { ReviewProgress } from '$lib/types/ReviewProgress';
@@ -24,7 +25,12 @@ import type { OlderPage } from '$lib/types/OlderPage';
 import type { TranscriptPage } from '$lib/types/TranscriptPage';
 import { Transcript, type PartView } from './transcript.svelte';
 
-export const DEFAULT_SETTINGS: Settings = { theme: 'system', locale: '', handoffTimeoutMs: 30 * 60 * 1000 };
+export const DEFAULT_SETTINGS: Settings = {
+  theme: 'system',
+  locale: '',
+  handoffTimeoutMs: 30 * 60 * 1000,
+  notifications: { reviewDone: true, permission: true, loopStopped: true },
+};
 
 /** A flow and when the UI first saw it end (for showing the outcome briefly). */
 export interface FlowView {
@@ -41,6 +47,12 @@ export interface StoreHooks {
   onSessionRemoved?: (sessionId: string) => void;
   /** A session's turn failed (pushed live, not from a snapshot): tell the user. */
   onSessionError?: (sessionId: string, error: SessionFailure) => void;
+  /** A session's turn ended: busy (or retry) to idle, pushed live (not a snapshot or replay). */
+  onTurnFinished?: (sessionId: string) => void;
+  /** A tool call asks for permission, pushed live (not a snapshot or replay). */
+  onPermissionAsked?: (request: PermissionRequest) => void;
+  /** A review loop moved on (pushed live). */
+  onLoop?: (state: LoopState) => void;
 }
 
 type TranscriptChange = Extract<
@@ -305,8 +317,11 @@ export class Store {
         this.hooks.onSessionRemoved?.(change.sessionId);
         break;
       case 'status':
-        if (isIdle(change.status)) this.statuses.delete(change.sessionId);
-        else {
+        if (isIdle(change.status)) {
+          const wasRunning = this.statuses.has(change.sessionId);
+          this.statuses.delete(change.sessionId);
+          if (wasRunning && log) this.hooks.onTurnFinished?.(change.sessionId);
+        } else {
           this.statuses.set(change.sessionId, change.status);
           // A new turn runs: the last one's error no longer describes the session.
           this.sessionErrors.delete(change.sessionId);
@@ -317,6 +332,7 @@ export class Store {
         this.hooks.onSessionError?.(change.sessionId, change.error);
         break;
       case 'permissionAsked':
+        if (log && !this.permissions.has(change.request.id)) this.hooks.onPermissionAsked?.(change.request);
         this.permissions.set(change.request.id, change.request);
         break;
       case 'permissionResolved':
@@ -340,6 +356,9 @@ export class Store {
         break;
       case 'transferred':
         this.recordTransfer(change.transfer);
+        break;
+      case 'loop':
+        if (log) this.hooks.onLoop?.(change.state);
         break;
     }
   }
