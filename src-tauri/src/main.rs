@@ -73,6 +73,9 @@ fn main() {
     let result = tauri::Builder::default()
         // The native folder dialog of New session (only `open`, allowed in the capability).
         .plugin(tauri_plugin_dialog::init())
+        // OS notifications (a review finished, a permission waits, a loop stopped): the UI
+        // decides when; clicks come back to it as the plugin's `actionPerformed` events.
+        .plugin(tauri_plugin_notification::init())
         .invoke_handler(tauri::generate_handler![api])
         // A page that (re)loads starts with nothing open, and a closed window follows nothing:
         // release what the window's previous page followed.

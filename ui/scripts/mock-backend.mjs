@@ -34,7 +34,7 @@ const statuses = {};
 const flows = [];
 let tabs = [];
 let activeTab;
-let settings = { theme: 'system', locale: '', handoffTimeoutMs: 30 * 60 * 1000 };
+let settings = { theme: 'system', locale: '', handoffTimeoutMs: 30 * 60 * 1000, notifications: { reviewDone: true, permission: true, loopStopped: true } };
 const prompts = [
   {
     name: 'session.reviewFeedbackToImplementer.visible',

@@ -30,7 +30,7 @@ const snapshot: Snapshot = {
   ],
   statuses: {},
   permissions: [],
-  settings: { theme: 'light', locale: 'en', handoffTimeoutMs: 1_800_000 },
+  settings: { theme: 'light', locale: 'en', handoffTimeoutMs: 1_800_000, notifications: { reviewDone: true, permission: true, loopStopped: true } },
   tabs: [],
   flows: [],
   sessionErrors: {},

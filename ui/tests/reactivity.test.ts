@@ -11,7 +11,7 @@ function setup() {
     sessions: [],
     statuses: {},
     permissions: [],
-    settings: { theme: 'system', locale: '', handoffTimeoutMs: 1 },
+    settings: { theme: 'system', locale: '', handoffTimeoutMs: 1, notifications: { reviewDone: true, permission: true, loopStopped: true } },
     tabs: [],
     flows: [],
     sessionErrors: {},

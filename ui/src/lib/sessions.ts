@@ -18,8 +18,15 @@ export function reviewSessionIdOf(session: SessionView | undefined): string | nu
   return session?.link?.kind === 'original' ? session.link.otherSessionId : null;
 }
 
-/** Which way the transfer button on this session's assistant messages sends text. */
+/** A review session whose original was deleted: nothing it says can be sent anywhere. */
+export function isOrphanedReview(session: SessionView | undefined): boolean {
+  return session?.link?.kind === 'review' && !session.link.otherExists;
+}
+
+/** Which way the transfer button on this session's assistant messages sends text; none when
+ * the session on the other side is gone (the button could only fail). */
 export function transferDirectionOf(session: SessionView | undefined): 'toImplementer' | 'toReviewer' | null {
+  if (session?.link && !session.link.otherExists) return null;
   if (isReviewSession(session)) return 'toImplementer';
   if (reviewSessionIdOf(session)) return 'toReviewer';
   return null;

@@ -499,6 +499,11 @@ pub enum Change {
         /// Its state.
         state: crate::flows::review_loop::LoopState,
     },
+    /// An assistant message was sent to the linked session (here or from another window).
+    Transferred {
+        /// What was sent, from where, when.
+        transfer: crate::transfer_log::TransferRecord,
+    },
     /// A notice for the user (background failures, successes of background work).
     Notice {
         /// The notice.

@@ -41,6 +41,7 @@ impl Db {
         )?;
         crate::findings::create_tables(&conn)?;
         crate::flows::review_loop::record::create_table(&conn)?;
+        conn.execute_batch(crate::transfer_log::SCHEMA)?;
         Ok(Self {
             conn: Mutex::new(conn),
         })
@@ -205,5 +206,40 @@ mod tests {
         })
         .expect("raw");
         assert_eq!(db.settings(), Settings::default());
+    }
+
+    #[test]
+    fn notification_switches_are_kept_and_older_settings_read_as_all_on() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("c.db");
+        {
+            let db = Db::open(&path).expect("open");
+            // Saved by a version without notification settings.
+            db.with(|c| {
+                Ok(c.execute(
+                    "INSERT INTO app_kv VALUES ('settings', '{\"theme\":\"dark\",\"locale\":\"de\",\"handoffTimeoutMs\":60000}')",
+                    [],
+                )?)
+            })
+            .expect("raw");
+            let old = db.settings();
+            assert_eq!(
+                old.locale, "de",
+                "the older settings are read, not replaced"
+            );
+            assert_eq!(
+                old.notifications,
+                crate::settings::NotificationSettings::default()
+            );
+            assert!(old.notifications.review_done && old.notifications.permission);
+            let mut s = old;
+            s.notifications.permission = false;
+            db.set_settings(&s).expect("save");
+        }
+        let db = Db::open(&path).expect("reopen");
+        let s = db.settings();
+        assert!(!s.notifications.permission);
+        assert!(s.notifications.review_done && s.notifications.loop_stopped);
+        assert_eq!(s.locale, "de");
     }
 }

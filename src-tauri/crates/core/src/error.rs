@@ -62,6 +62,8 @@ error_codes! {
     NoAssistantText = 422,
     /// The review session could not be linked.
     ReviewLinkFailed = 422,
+    /// The message was sent to the linked session before; sending it again needs a yes.
+    AlreadyTransferred = 409,
     /// Other clients kept replacing a metadata write (HTTP 409: a conflict).
     MetadataConflict = 409,
     /// The handoff turn did not finish in time.
@@ -124,6 +126,13 @@ pub enum Error {
     /// The message has no text to send.
     #[error("the assistant message has no text")]
     NoAssistantText,
+    /// The message was sent to the linked session before, and the request did not say to send
+    /// it again.
+    #[error("this message was already sent to the linked session")]
+    AlreadyTransferred {
+        /// When it was sent last (ms since the epoch).
+        sent_at: i64,
+    },
     /// Linking the original to its review session failed; the new review session was removed.
     #[error("could not link the review session: {0}")]
     ReviewLinkFailed(String),
@@ -178,6 +187,7 @@ impl Error {
             Error::SessionNotFound(_) | Error::MessageNotFound(_) => ErrorCode::NotFound,
             Error::NoLinkedSession => ErrorCode::NoLinkedSession,
             Error::NoAssistantText => ErrorCode::NoAssistantText,
+            Error::AlreadyTransferred { .. } => ErrorCode::AlreadyTransferred,
             Error::ReviewLinkFailed(_) => ErrorCode::ReviewLinkFailed,
             Error::MetadataConflict(_) => ErrorCode::MetadataConflict,
             Error::HandoffTimeout(_) => ErrorCode::HandoffTimeout,

@@ -20,6 +20,7 @@ pub mod requests;
 pub mod settings;
 pub mod store;
 mod sync;
+pub mod transfer_log;
 
 pub use api::Api;
 pub use api_types::{ApiError, Change, Stamped};

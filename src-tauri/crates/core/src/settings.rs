@@ -41,6 +41,8 @@ pub struct Settings {
     pub reviewer_read_only: bool,
     /// Shell command patterns a read-only reviewer may run (globs, `*` any text).
     pub reviewer_shell_allow: Vec<String>,
+    /// Which OS notifications the UI shows (all of them unless turned off).
+    pub notifications: NotificationSettings,
 }
 
 /// Read-only shell commands a reviewer may run by default.
@@ -57,7 +59,6 @@ pub const DEFAULT_REVIEWER_SHELL_ALLOW: &[&str] = &[
     "wc *",
     "grep *",
     "rg *",
-    "find *",
     "pwd",
 ];
 
@@ -72,6 +73,30 @@ impl Default for Settings {
                 .iter()
                 .map(|s| (*s).to_owned())
                 .collect(),
+            notifications: NotificationSettings::default(),
+        }
+    }
+}
+
+/// Each kind of OS notification, on or off. Settings saved before these existed read as all on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[ts(export)]
+pub struct NotificationSettings {
+    /// A review session's turn finished while the window was not focused.
+    pub review_done: bool,
+    /// A session waits for a permission.
+    pub permission: bool,
+    /// An automatic review loop stopped.
+    pub loop_stopped: bool,
+}
+
+impl Default for NotificationSettings {
+    fn default() -> Self {
+        Self {
+            review_done: true,
+            permission: true,
+            loop_stopped: true,
         }
     }
 }

@@ -497,7 +497,8 @@ impl FakeOpencode {
         self.shared.lock().any_replies.push_back(reply);
     }
 
-    /// Makes the next `method` (PATCH or DELETE) of `session_id` answer 500 without effect.
+    /// Makes the next `method` (PATCH, DELETE, or PROMPT for `prompt_async`) of `session_id`
+    /// answer 500 without effect.
     pub fn fail_next(&self, method: &str, session_id: &str) {
         self.shared
             .lock()
@@ -805,6 +806,9 @@ async fn route_request(
         "POST /session/:id/prompt_async" => {
             if !shared.lock().sessions.contains_key(id) {
                 return not_found(id);
+            }
+            if take_failure(shared, "PROMPT", id) {
+                return injected_failure();
             }
             if !body["parts"].is_array() {
                 return bad_request("parts must be an array");

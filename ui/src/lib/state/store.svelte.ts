@@ -9,6 +9,7 @@ import type { Change } from '$lib/types/Change';
 import type { Connection } from '$lib/types/Connection';
 import type { FlowState } from '$lib/types/FlowState';
 import type { LedgerEntry } from '$lib/types/LedgerEntry';
+import type { LoopState } from '$lib/types/LoopState';
 import type { Notice } from '$lib/types/Notice';
 import type { PermissionRequest } from '$lib/types/PermissionRequest';
 import type { ReviewProgress } from '$lib/types/ReviewProgress';
@@ -19,11 +20,17 @@ import type { Settings } from '$lib/types/Settings';
 import type { Snapshot } from '$lib/types/Snapshot';
 import type { Stamped } from '$lib/types/Stamped';
 import type { Tab } from '$lib/types/Tab';
+import type { TransferRecord } from '$lib/types/TransferRecord';
 import type { OlderPage } from '$lib/types/OlderPage';
 import type { TranscriptPage } from '$lib/types/TranscriptPage';
 import { Transcript, type PartView } from './transcript.svelte';
 
-export const DEFAULT_SETTINGS: Settings = { theme: 'system', locale: '', handoffTimeoutMs: 30 * 60 * 1000 };
+export const DEFAULT_SETTINGS: Settings = {
+  theme: 'system',
+  locale: '',
+  handoffTimeoutMs: 30 * 60 * 1000,
+  notifications: { reviewDone: true, permission: true, loopStopped: true },
+};
 
 /** A flow and when the UI first saw it end (for showing the outcome briefly). */
 export interface FlowView {
@@ -40,6 +47,12 @@ export interface StoreHooks {
   onSessionRemoved?: (sessionId: string) => void;
   /** A session's turn failed (pushed live, not from a snapshot): tell the user. */
   onSessionError?: (sessionId: string, error: SessionFailure) => void;
+  /** A session's turn ended: busy (or retry) to idle, pushed live (not a snapshot or replay). */
+  onTurnFinished?: (sessionId: string) => void;
+  /** A tool call asks for permission, pushed live (not a snapshot or replay). */
+  onPermissionAsked?: (request: PermissionRequest) => void;
+  /** A review loop moved on (pushed live). */
+  onLoop?: (state: LoopState) => void;
 }
 
 type TranscriptChange = Extract<
@@ -85,6 +98,8 @@ export class Store {
   /** The ledger's newest rows as last pushed (null until a review or gate writes). */
   ledger: LedgerEntry[] | null = $state.raw(null);
   readonly transcripts = new SvelteMap<string, Transcript>();
+  /** The latest transfer of each sent assistant message, by that message's id. */
+  readonly transfers = new SvelteMap<string, TransferRecord>();
   /** A snapshot has been applied. */
   ready: boolean = $state(false);
 
@@ -302,8 +317,11 @@ export class Store {
         this.hooks.onSessionRemoved?.(change.sessionId);
         break;
       case 'status':
-        if (isIdle(change.status)) this.statuses.delete(change.sessionId);
-        else {
+        if (isIdle(change.status)) {
+          const wasRunning = this.statuses.has(change.sessionId);
+          this.statuses.delete(change.sessionId);
+          if (wasRunning && log) this.hooks.onTurnFinished?.(change.sessionId);
+        } else {
           this.statuses.set(change.sessionId, change.status);
           // A new turn runs: the last one's error no longer describes the session.
           this.sessionErrors.delete(change.sessionId);
@@ -318,6 +336,7 @@ export class Store {
         break;
       }
       case 'permissionAsked':
+        if (log && !this.permissions.has(change.request.id)) this.hooks.onPermissionAsked?.(change.request);
         this.permissions.set(change.request.id, change.request);
         break;
       case 'permissionResolved':
@@ -339,7 +358,22 @@ export class Store {
       case 'review':
         this.upsertReview(change.review);
         break;
+      case 'transferred':
+        this.recordTransfer(change.transfer);
+        break;
+      case 'loop':
+        if (log) this.hooks.onLoop?.(change.state);
+        break;
     }
+  }
+
+  /** A transfer (pushed, answered by the request, or listed): kept when it is the newest of its
+   * message. */
+  recordTransfer(record: TransferRecord): void {
+    const prev = this.transfers.get(record.sourceMessageId);
+    if (prev && prev.sentAt > record.sentAt) return;
+    if (prev && prev.sentMessageId === record.sentMessageId) return;
+    this.transfers.set(record.sourceMessageId, record);
   }
 
   private resetSessions(

@@ -15,6 +15,7 @@ import type { SessionView } from "./SessionView";
 import type { Settings } from "./Settings";
 import type { Tab } from "./Tab";
 import type { TranscriptPage } from "./TranscriptPage";
+import type { TransferRecord } from "./TransferRecord";
 
 /**
  * Something the UI must reflect.
@@ -159,7 +160,11 @@ findings: FindingsView, } | { "type": "loop",
 /**
  * Its state.
  */
-state: LoopState, } | { "type": "notice", 
+state: LoopState, } | { "type": "transferred", 
+/**
+ * What was sent, from where, when.
+ */
+transfer: TransferRecord, } | { "type": "notice", 
 /**
  * The notice.
  */

@@ -14,6 +14,7 @@ import type { DeleteSession } from "./DeleteSession";
 import type { GetReview } from "./GetReview";
 import type { ListFindings } from "./ListFindings";
 import type { ListReviews } from "./ListReviews";
+import type { ListTransfers } from "./ListTransfers";
 import type { LoadOlder } from "./LoadOlder";
 import type { MoveTab } from "./MoveTab";
 import type { OpenSession } from "./OpenSession";

@@ -19,6 +19,7 @@ import type { SessionView } from "./SessionView";
 import type { Settings } from "./Settings";
 import type { Snapshot } from "./Snapshot";
 import type { TranscriptPage } from "./TranscriptPage";
+import type { TransferRecord } from "./TransferRecord";
 import type { TransferResult } from "./TransferResult";
 
 /**

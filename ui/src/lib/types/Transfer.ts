@@ -11,4 +11,9 @@ sessionId: string,
 /**
  * The assistant message whose text goes to the linked session.
  */
-messageId: string, };
+messageId: string, 
+/**
+ * The user confirmed sending a message that was sent before; without it such a send is
+ * refused with `already_transferred`.
+ */
+resend?: boolean, };

@@ -4,20 +4,36 @@
 use crosscheck_opencode::{MessageWithParts, PromptRequest, ids};
 
 use super::handoff::current_choice;
-use crate::api_types::{TransferDirection, TransferResult};
+use super::now_ms;
+use crate::api_types::{Change, TransferDirection, TransferResult};
 use crate::core::Core;
 use crate::error::{Error, Result};
 use crate::metadata::{get_original_session_id, get_review_session_id, is_review_session};
 use crate::prompts;
 use crate::settings::Tab;
 use crate::store::assistant_text;
+use crate::transfer_log::TransferRecord;
 
-/// Sends the text of assistant message `message_id` of `session_id` to the linked session.
+/// Sends the text of assistant message `message_id` of `session_id` to the linked session,
+/// whether or not it was sent before (the send is recorded all the same).
+pub async fn transfer(core: &Core, session_id: &str, message_id: &str) -> Result<TransferResult> {
+    send(core, session_id, message_id, true).await
+}
+
+/// Sends the text of assistant message `message_id` of `session_id` to the linked session and
+/// records the send. A message sent before is refused with [`Error::AlreadyTransferred`] unless
+/// `resend` says the user confirmed sending it again.
 ///
 /// The hot path is one request: both sessions and the message come from the store (kept
 /// current by the event stream) when it has them, and a target deleted meanwhile is told by
-/// the prompt's own "not found".
-pub async fn transfer(core: &Core, session_id: &str, message_id: &str) -> Result<TransferResult> {
+/// the prompt's own "not found". The record is claimed in SQLite first, so two windows or
+/// processes sending the same message at once send it once.
+pub async fn send(
+    core: &Core,
+    session_id: &str,
+    message_id: &str,
+    resend: bool,
+) -> Result<TransferResult> {
     let source = core.known_session(session_id).await?;
     let (target_id, direction, template, placeholder) = if is_review_session(&source) {
         let target = get_original_session_id(&source).ok_or(Error::NoLinkedSession)?;
@@ -65,8 +81,17 @@ pub async fn transfer(core: &Core, session_id: &str, message_id: &str) -> Result
     };
     let choice = current_choice(core, &target);
     let sent_id = ids::message_id();
-    let sent = core
-        .client()?
+    let record = TransferRecord {
+        source_session_id: session_id.to_owned(),
+        source_message_id: message_id.to_owned(),
+        target_session_id: target.id.clone(),
+        direction,
+        sent_message_id: sent_id.clone(),
+        sent_at: now_ms(),
+    };
+    let client = core.client()?;
+    core.db().claim_transfer(&record, resend)?;
+    let sent = client
         .prompt_async(
             &target.id,
             &PromptRequest {
@@ -81,11 +106,21 @@ pub async fn transfer(core: &Core, session_id: &str, message_id: &str) -> Result
     match sent {
         Ok(()) => {}
         Err(crosscheck_opencode::Error::NotFound { .. }) => {
+            drop_claim(core, &sent_id);
             core.with_store(|s| ((), Some(s.remove_session(&target.id))));
             return Err(Error::NoLinkedSession);
         }
-        Err(e) => return Err(e.into()),
+        Err(e) => {
+            // A transport failure after dispatch may still have delivered it: keep the mark then.
+            if !(e.is_transport() && delivered(core, &target.id, &sent_id).await) {
+                drop_claim(core, &sent_id);
+                return Err(e.into());
+            }
+        }
     }
+    core.emit(Change::Transferred {
+        transfer: record.clone(),
+    });
     if direction == TransferDirection::ToReviewer {
         crate::requests::settings::show_tab(
             core,
@@ -97,6 +132,24 @@ pub async fn transfer(core: &Core, session_id: &str, message_id: &str) -> Result
         direction,
         message_id: sent_id,
     })
+}
+
+/// Takes back the record of a send that did not go out.
+fn drop_claim(core: &Core, sent_id: &str) {
+    if let Err(e) = core.db().drop_transfer(sent_id) {
+        tracing::warn!("could not take back the transfer record: {e}");
+    }
+}
+
+/// Whether the target's newest messages hold the one we sent (asked after a transport error).
+async fn delivered(core: &Core, target_id: &str, sent_id: &str) -> bool {
+    let Ok(client) = core.client() else {
+        return false;
+    };
+    match client.messages(target_id, Some(20), None).await {
+        Ok(page) => page.messages.iter().any(|m| m.info.id == sent_id),
+        Err(_) => false,
+    }
 }
 
 /// The message from the followed transcript, or fetched from the server.

@@ -8,6 +8,7 @@ use crate::api_types::{ModelChoice, TransferResult};
 use crate::core::Core;
 use crate::error::Result;
 use crate::flows::{self, FlowState, transfer};
+use crate::transfer_log::TransferRecord;
 
 /// Fields of [`Request::StartHandoffReview`](super::Request::StartHandoffReview).
 #[derive(Debug, Clone, Deserialize, Serialize, TS)]
@@ -48,6 +49,20 @@ pub struct Transfer {
     pub session_id: String,
     /// The assistant message whose text goes to the linked session.
     pub message_id: String,
+    /// The user confirmed sending a message that was sent before; without it such a send is
+    /// refused with `already_transferred`.
+    #[serde(default)]
+    #[ts(optional)]
+    pub resend: Option<bool>,
+}
+
+/// Fields of [`Request::ListTransfers`](super::Request::ListTransfers).
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct ListTransfers {
+    /// The session whose messages were sent.
+    pub session_id: String,
 }
 
 /// Starts the handoff in the background (or answers the running one).
@@ -66,7 +81,18 @@ pub async fn cancel(core: &Core, req: CancelFlow) -> Result<bool> {
     Ok(flows::cancel(core, &req.flow_id).await)
 }
 
-/// Sends the message's text to the linked session in the agreed words.
+/// Sends the message's text to the linked session in the agreed words (once, unless resent).
 pub async fn transfer(core: &Core, req: Transfer) -> Result<TransferResult> {
-    transfer::transfer(core, &req.session_id, &req.message_id).await
+    transfer::send(
+        core,
+        &req.session_id,
+        &req.message_id,
+        req.resend.unwrap_or(false),
+    )
+    .await
+}
+
+/// The transfers sent from a session's messages, oldest first.
+pub async fn list_transfers(core: &Core, req: ListTransfers) -> Result<Vec<TransferRecord>> {
+    core.db().transfers_from(&req.session_id)
 }

@@ -37,7 +37,7 @@ use crate::settings::Settings;
 
 pub use catalog::{Agents, Commands, Providers};
 pub use folders::FolderChoices;
-pub use handoff::{CancelFlow, StartHandoffReview, Transfer};
+pub use handoff::{CancelFlow, ListTransfers, StartHandoffReview, Transfer};
 pub use prompts::{ResetPrompt, SetPrompt};
 pub use review_loop::{ListFindings, LoopSettings, StartLoop, StopLoop};
 pub use reviews::{ColdReview, GetReview, ListReviews, SetReviewerSettings};
@@ -168,6 +168,8 @@ requests! {
         CancelFlow(CancelFlow) => bool = handoff::cancel;
         /// Sends an assistant message's text to the linked session.
         Transfer(Transfer) => TransferResult = handoff::transfer;
+        /// What was sent from a session's messages to its linked session (the sent marks).
+        ListTransfers(ListTransfers) => Vec<crate::transfer_log::TransferRecord> = handoff::list_transfers;
         /// Starts a cold review of a plan from a session; it runs in the background.
         ColdReview(ColdReview) => ReviewProgress = reviews::cold_review;
         /// Cold reviews in the ledger (the app's and every gate's), newest first.

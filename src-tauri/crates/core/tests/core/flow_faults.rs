@@ -711,6 +711,7 @@ async fn a_repeated_page_cursor_cannot_loop_forever() {
         h.request(Request::Transfer(crosscheck_core::requests::Transfer {
             session_id: r.clone(),
             message_id: "msg_not_there".into(),
+            resend: None,
         })),
     )
     .await

@@ -545,6 +545,7 @@ async fn seed_09_review_feedback_transfer_is_the_agreed_text_only() {
         .request(Request::Transfer(crosscheck_core::requests::Transfer {
             session_id: review.clone(),
             message_id: message,
+            resend: None,
         }))
         .await
         .expect("transfer to the implementer");
@@ -584,6 +585,7 @@ async fn a_transfer_is_one_request_to_the_server() {
     h.request(Request::Transfer(crosscheck_core::requests::Transfer {
         session_id: review.clone(),
         message_id: message,
+        resend: None,
     }))
     .await
     .expect("transfer to the implementer");
@@ -612,6 +614,7 @@ async fn a_transfer_to_a_silently_deleted_session_says_it_is_gone() {
         .request(Request::Transfer(crosscheck_core::requests::Transfer {
             session_id: review.clone(),
             message_id: message,
+            resend: None,
         }))
         .await
         .expect_err("the original is gone");
@@ -637,6 +640,7 @@ async fn seed_10_implementation_response_transfer_is_the_agreed_text_only() {
     h.request(Request::Transfer(crosscheck_core::requests::Transfer {
         session_id: review.clone(),
         message_id: feedback,
+        resend: None,
     }))
     .await
     .expect("feedback sent");
@@ -652,6 +656,7 @@ async fn seed_10_implementation_response_transfer_is_the_agreed_text_only() {
         h.request(Request::Transfer(crosscheck_core::requests::Transfer {
             session_id: o.clone(),
             message_id: response,
+            resend: None,
         }))
         .await
         .expect("transfer to the reviewer"),
@@ -1221,6 +1226,7 @@ async fn deleting_an_original_with_a_link_succeeds() {
         .request(Request::Transfer(crosscheck_core::requests::Transfer {
             session_id: r.clone(),
             message_id: message,
+            resend: None,
         }))
         .await
         .expect_err("no target");

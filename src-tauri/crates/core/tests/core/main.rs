@@ -17,3 +17,4 @@ mod sync_buffering;
 mod sync_listing;
 mod sync_reconnect;
 mod transcripts;
+mod transfers;

@@ -8,6 +8,7 @@ import { store } from '../store.svelte';
 import { toasts } from '../toasts.svelte';
 import { ui } from '../ui.svelte';
 import { reportError } from './call';
+import { loopChanged, notifier, startNotifications } from './notifications';
 import { forgetSession } from './sessions';
 import { markStreamOpen, openTranscript } from './transcripts';
 import { flushOutbox } from './turns';
@@ -25,7 +26,11 @@ export function boot(): () => void {
     onSessionRemoved: (id) => forgetSession(id),
     onSessionError: (id, error) =>
       toasts.push('error', t('session.errorToast', { title: sessionTitle(store.sessions.get(id)) }), error.message),
+    onTurnFinished: (id) => notifier.turnFinished(id),
+    onPermissionAsked: (request) => notifier.permissionAsked(request),
+    onLoop: (state) => loopChanged(state),
   };
+  startNotifications();
   // The snapshot is fetched once the stream is open, so no change falls between the two. If
   // state was fetched before (or the stream was lost meanwhile), everything is fetched again.
   let fallback: ReturnType<typeof setTimeout> | null = setTimeout(() => {

@@ -4,6 +4,7 @@ import { HostError, invoke } from '$lib/host';
 import { store } from '../store.svelte';
 import type { Transcript } from '../transcript.svelte';
 import { reportError } from './call';
+import { loadTransfers } from './handoff';
 
 let resolveStreamOpen: () => void = () => undefined;
 /** Resolves once the change stream is open (or after a grace period without it). */
@@ -57,7 +58,10 @@ export async function openTranscript(sessionId: string): Promise<void> {
   store.beginFetch();
   try {
     const page = await invoke({ cmd: 'openSession', sessionId });
-    if (store.transcripts.get(sessionId) === transcript) store.applyPage(page);
+    if (store.transcripts.get(sessionId) === transcript) {
+      store.applyPage(page);
+      void loadTransfers(sessionId);
+    }
   } catch (err) {
     const e = HostError.from(err);
     transcript.error = e.code;

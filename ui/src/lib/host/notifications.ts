@@ -1,0 +1,103 @@
+// OS notifications: Tauri's notification plugin in the desktop window, the browser's
+// Notification API in web mode. The permission is asked for when the first notification is
+// about to show (or when the user asks in Settings), never at start-up. A click on a notification
+// brings the window forward and hands its session to the handler set with `onNotificationClick`.
+
+import { getCurrentWindow } from '@tauri-apps/api/window';
+import { isPermissionGranted, onAction, requestPermission, sendNotification } from '@tauri-apps/plugin-notification';
+import { isDesktop } from './index';
+
+/** What the user allowed: `default` until asked; `unsupported` where there is no API. */
+export type NotifyPermission = 'granted' | 'denied' | 'default' | 'unsupported';
+
+/** One notification to show. */
+export interface OsNotification {
+  title: string;
+  body: string;
+  /** The session a click opens. */
+  sessionId: string;
+  /** Notifications with the same tag replace each other (web mode). */
+  tag: string;
+}
+
+let clickHandler: (sessionId: string) => void = () => undefined;
+
+/** Sets what a click on a notification does with its session. */
+export function onNotificationClick(handler: (sessionId: string) => void): void {
+  clickHandler = handler;
+}
+
+/** Whether notifications may show now, without asking. */
+export async function notificationPermission(): Promise<NotifyPermission> {
+  if (isDesktop) {
+    try {
+      return (await isPermissionGranted()) ? 'granted' : 'default';
+    } catch {
+      return 'unsupported';
+    }
+  }
+  if (typeof Notification === 'undefined') return 'unsupported';
+  return Notification.permission;
+}
+
+/** Asks for the permission when it was never asked for; answers what it is then. */
+export async function askNotificationPermission(): Promise<NotifyPermission> {
+  const now = await notificationPermission();
+  if (now !== 'default') return now;
+  try {
+    const answer = isDesktop ? await requestPermission() : await Notification.requestPermission();
+    return answer === 'granted' || answer === 'denied' ? answer : 'default';
+  } catch {
+    return 'unsupported';
+  }
+}
+
+let desktopListener: Promise<unknown> | null = null;
+
+/** The session a desktop `actionPerformed` payload names (read leniently: platforms differ). */
+export function sessionOfAction(payload: unknown): string | null {
+  if (typeof payload !== 'object' || payload === null) return null;
+  const p = payload as { notification?: { extra?: Record<string, unknown> }; extra?: Record<string, unknown> };
+  const id = p.notification?.extra?.sessionId ?? p.extra?.sessionId;
+  return typeof id === 'string' && id ? id : null;
+}
+
+function focusWindow(): void {
+  if (isDesktop) {
+    void getCurrentWindow()
+      .setFocus()
+      .catch(() => undefined);
+  } else {
+    window.focus();
+  }
+}
+
+/** Shows a notification (asking for the permission first when it never was); false when it
+ * cannot show (denied, unsupported, or the platform refused). */
+export async function showNotification(n: OsNotification): Promise<boolean> {
+  if ((await askNotificationPermission()) !== 'granted') return false;
+  try {
+    if (isDesktop) {
+      // The plugin reports clicks only to listeners that existed when the notification showed.
+      desktopListener ??= onAction((payload: unknown) => {
+        const sessionId = sessionOfAction(payload);
+        if (!sessionId) return;
+        focusWindow();
+        clickHandler(sessionId);
+      });
+      await desktopListener;
+      sendNotification({ title: n.title, body: n.body, extra: { sessionId: n.sessionId } });
+      return true;
+    }
+    const note = new Notification(n.title, { body: n.body, tag: n.tag });
+    note.onclick = () => {
+      focusWindow();
+      note.close();
+      clickHandler(n.sessionId);
+    };
+    return true;
+  } catch (err) {
+    console.warn('could not show a notification', err);
+    return false;
+  }
+}

@@ -1,0 +1,198 @@
+// Notifications: when each kind is shown and what it says, that only live changes notify, and the
+// web host's use of the browser's Notification API (permission on first use, click opens).
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Notifier, type NotifierDeps, type NotifyKind } from '$lib/state/notifier';
+import { Store } from '$lib/state/store.svelte';
+import { onNotificationClick, sessionOfAction, showNotification } from '$lib/host/notifications';
+import type { PermissionRequest } from '$lib/types/PermissionRequest';
+import type { SessionView } from '$lib/types/SessionView';
+
+const base = { slug: 's', projectID: 'p', directory: '/a', version: '1', time: { created: 1, updated: 2 } };
+const review: SessionView = { ...base, id: 'ses_rev', title: 'Review: Login form', link: { kind: 'review', otherSessionId: 'ses_impl', otherExists: true } };
+const impl: SessionView = { ...base, id: 'ses_impl', title: 'Login form', link: { kind: 'original', otherSessionId: 'ses_rev', otherExists: true } };
+
+function permission(id: string, sessionID = 'ses_impl'): PermissionRequest {
+  return { id, sessionID, permission: 'bash', patterns: ['rm -rf build'], metadata: {}, always: [] };
+}
+
+function harness({
+  off = [],
+  focused = false,
+  screen = null,
+  ...deps
+}: Partial<Omit<NotifierDeps, 'focused'>> & { off?: NotifyKind[]; focused?: boolean; screen?: string | null } = {}) {
+  const show = vi.fn(async () => true);
+  const sessions = new Map([review, impl].map((s) => [s.id, s]));
+  const notifier = new Notifier({
+    show,
+    focused: () => focused,
+    onScreen: (id) => id === screen,
+    enabled: (kind) => !off.includes(kind),
+    session: (id) => sessions.get(id),
+    ...deps,
+  });
+  return { notifier, show };
+}
+
+describe('Notifier', () => {
+  it('tells of a manual review that finished while the window was not focused', () => {
+    const { notifier, show } = harness();
+    notifier.turnFinished('ses_rev');
+    expect(show).toHaveBeenCalledExactlyOnceWith({
+      title: 'Review finished',
+      body: 'Review: Login form: the reviewer has replied.',
+      sessionId: 'ses_rev',
+      tag: 'review-done:ses_rev',
+    });
+  });
+
+  it('stays quiet for a focused window, a session that is no review, a loop round, or the setting off', () => {
+    for (const h of [harness({ focused: true }), harness({ off: ['reviewDone'] }), harness({ loopRunning: () => true })]) {
+      h.notifier.turnFinished('ses_rev');
+      expect(h.show).not.toHaveBeenCalled();
+    }
+    const h = harness();
+    h.notifier.turnFinished('ses_impl');
+    h.notifier.turnFinished('ses_unknown');
+    expect(h.show).not.toHaveBeenCalled();
+  });
+
+  it('tells of a waiting permission once per request, unless its session is in front of a focused user', () => {
+    const { notifier, show } = harness();
+    notifier.permissionAsked(permission('per_1'));
+    notifier.permissionAsked(permission('per_1'));
+    expect(show).toHaveBeenCalledExactlyOnceWith({
+      title: 'Permission needed',
+      body: 'Login form waits for your answer: bash rm -rf build',
+      sessionId: 'ses_impl',
+      tag: 'permission:per_1',
+    });
+    const inFront = harness({ focused: true, screen: 'ses_impl' });
+    inFront.notifier.permissionAsked(permission('per_2'));
+    expect(inFront.show).not.toHaveBeenCalled();
+    const elsewhere = harness({ focused: true, screen: 'ses_rev' });
+    elsewhere.notifier.permissionAsked(permission('per_3'));
+    expect(elsewhere.show).toHaveBeenCalledOnce();
+    const off = harness({ off: ['permission'] });
+    off.notifier.permissionAsked(permission('per_4'));
+    expect(off.show).not.toHaveBeenCalled();
+  });
+
+  it('tells of a stopped loop with its reason, unless turned off', () => {
+    const { notifier, show } = harness();
+    notifier.loopStopped('ses_rev', 'stalled: F1 open three rounds running');
+    expect(show).toHaveBeenCalledExactlyOnceWith({
+      title: 'Review loop stopped',
+      body: 'Review: Login form: stalled: F1 open three rounds running',
+      sessionId: 'ses_rev',
+      tag: 'loop:ses_rev',
+    });
+    const off = harness({ off: ['loopStopped'] });
+    off.notifier.loopStopped('ses_rev', 'clean');
+    expect(off.show).not.toHaveBeenCalled();
+  });
+});
+
+describe('store hooks for notifications', () => {
+  const snapshot = (statuses: Record<string, { type: string }>, permissions: PermissionRequest[] = []) => ({
+    seq: 10,
+    connection: { state: 'connecting' as const },
+    sessions: [review, impl],
+    statuses,
+    permissions,
+    settings: { theme: 'system' as const, locale: '', handoffTimeoutMs: 1, notifications: { reviewDone: true, permission: true, loopStopped: true } },
+    tabs: [],
+    flows: [],
+    sessionErrors: {},
+  });
+
+  it('reports a turn that ended and a permission asked live, not what a snapshot or a replay says', () => {
+    const store = new Store();
+    const finished: string[] = [];
+    const asked: string[] = [];
+    store.hooks = { onTurnFinished: (id) => finished.push(id), onPermissionAsked: (r) => asked.push(r.id) };
+    store.applySnapshot(snapshot({ ses_rev: { type: 'busy' } }, [permission('per_old')]));
+    expect(finished).toEqual([]);
+    expect(asked).toEqual([]);
+
+    store.enqueue([
+      { seq: 11, change: { type: 'status', sessionId: 'ses_rev', status: { type: 'idle' } } },
+      { seq: 12, change: { type: 'status', sessionId: 'ses_impl', status: { type: 'idle' } } }, // was not running
+      { seq: 13, change: { type: 'permissionAsked', request: permission('per_new') } },
+      { seq: 14, change: { type: 'permissionAsked', request: permission('per_old') } }, // already known
+    ]);
+    store.flush();
+    expect(finished).toEqual(['ses_rev']);
+    expect(asked).toEqual(['per_new']);
+
+    // Changes seen while a snapshot loads are replayed onto it: no second notification.
+    store.beginFetch();
+    store.enqueue([
+      { seq: 15, change: { type: 'status', sessionId: 'ses_rev', status: { type: 'busy' } } },
+      { seq: 16, change: { type: 'status', sessionId: 'ses_rev', status: { type: 'idle' } } },
+    ]);
+    store.flush();
+    expect(finished).toEqual(['ses_rev', 'ses_rev']);
+    store.applySnapshot({ ...snapshot({ ses_rev: { type: 'busy' } }), seq: 14 });
+    store.endFetch();
+    expect(finished).toEqual(['ses_rev', 'ses_rev']);
+  });
+});
+
+describe('web host notifications', () => {
+  const original = globalThis.Notification;
+  afterEach(() => {
+    globalThis.Notification = original;
+  });
+
+  /** A stand-in for the browser's Notification that records what was constructed. */
+  function fakeNotification(permission: NotificationPermission, answer: NotificationPermission = permission) {
+    const made: { title: string; options: NotificationOptions; instance: { onclick: (() => void) | null; close: () => void } }[] = [];
+    const ask = vi.fn(async () => {
+      Fake.permission = answer;
+      return answer;
+    });
+    class Fake {
+      static permission: NotificationPermission = permission;
+      static requestPermission = ask;
+      onclick: (() => void) | null = null;
+      close = vi.fn();
+      constructor(title: string, options: NotificationOptions) {
+        made.push({ title, options, instance: this });
+      }
+    }
+    globalThis.Notification = Fake as unknown as typeof Notification;
+    return { made, ask };
+  }
+
+  it('asks for the permission on the first notification, shows it, and a click opens its session', async () => {
+    const { made, ask } = fakeNotification('default', 'granted');
+    const clicked: string[] = [];
+    onNotificationClick((id) => clicked.push(id));
+    const focus = vi.spyOn(window, 'focus').mockImplementation(() => undefined);
+    expect(await showNotification({ title: 'Review finished', body: 'Login: replied', sessionId: 'ses_rev', tag: 't1' })).toBe(true);
+    expect(ask).toHaveBeenCalledOnce();
+    expect(made.map((m) => [m.title, m.options.body, m.options.tag])).toEqual([['Review finished', 'Login: replied', 't1']]);
+    made[0].instance.onclick?.();
+    expect(clicked).toEqual(['ses_rev']);
+    expect(focus).toHaveBeenCalled();
+    // Asked once: the second notification goes straight out.
+    await showNotification({ title: 'B', body: 'b', sessionId: 'ses_impl', tag: 't2' });
+    expect(ask).toHaveBeenCalledOnce();
+    expect(made).toHaveLength(2);
+  });
+
+  it('shows nothing when the user said no', async () => {
+    const { made } = fakeNotification('default', 'denied');
+    expect(await showNotification({ title: 'A', body: 'a', sessionId: 's', tag: 't' })).toBe(false);
+    expect(await showNotification({ title: 'A', body: 'a', sessionId: 's', tag: 't' })).toBe(false);
+    expect(made).toEqual([]);
+  });
+
+  it('reads the session of a desktop click payload leniently', () => {
+    expect(sessionOfAction({ actionId: 'tap', notification: { id: 3, extra: { sessionId: 'ses_x' } } })).toBe('ses_x');
+    expect(sessionOfAction({ extra: { sessionId: 'ses_y' } })).toBe('ses_y');
+    expect(sessionOfAction({ actionId: 'tap', notification: null })).toBeNull();
+    expect(sessionOfAction('nope')).toBeNull();
+  });
+});
