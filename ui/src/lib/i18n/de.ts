@@ -308,6 +308,7 @@ export const de: Record<MessageKey, string> = {
   'error.opencode_unauthorized': 'Der OpenCode-Server hat das Passwort abgelehnt.',
   'error.opencode_status': 'Der OpenCode-Server hat einen Fehler gemeldet.',
   'error.opencode_malformed': 'Der OpenCode-Server hat eine Antwort geschickt, die Crosscheck nicht lesen kann.',
+  'error.opencode_too_large': 'Die Antwort des OpenCode-Servers ist zu groß zum Anzeigen.',
   'error.opencode_not_ready': 'Der OpenCode-Server ist noch nicht bereit.',
   'error.invalid_request': 'Die Anfrage war ungültig.',
   'error.review_link_failed': 'Die Review-Sitzung konnte nicht verknüpft werden.',

@@ -307,6 +307,7 @@ export const en = {
   'error.opencode_unauthorized': 'The OpenCode server refused the password.',
   'error.opencode_status': 'The OpenCode server returned an error.',
   'error.opencode_malformed': 'The OpenCode server sent a reply Crosscheck cannot read.',
+  'error.opencode_too_large': 'The OpenCode server\'s reply is too large to show.',
   'error.opencode_not_ready': 'The OpenCode server is not ready yet.',
   'error.invalid_request': 'The request was not valid.',
   'error.review_link_failed': 'Could not link the review session.',

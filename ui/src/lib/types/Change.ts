@@ -14,6 +14,7 @@ import type { SessionStatus } from "./SessionStatus";
 import type { SessionView } from "./SessionView";
 import type { Settings } from "./Settings";
 import type { Tab } from "./Tab";
+import type { Todo } from "./Todo";
 import type { TranscriptPage } from "./TranscriptPage";
 
 /**
@@ -159,7 +160,23 @@ findings: FindingsView, } | { "type": "loop",
 /**
  * Its state.
  */
-state: LoopState, } | { "type": "notice", 
+state: LoopState, } | { "type": "filesChanged", 
+/**
+ * The directory whose files changed, when the event named one.
+ */
+directory?: string, 
+/**
+ * The session whose diff was recomputed, for `session.diff`.
+ */
+sessionId?: string, } | { "type": "todos", 
+/**
+ * The session it concerns.
+ */
+sessionId: string, 
+/**
+ * Its todos now, in the agent's order.
+ */
+todos: Array<Todo>, } | { "type": "notice", 
 /**
  * The notice.
  */

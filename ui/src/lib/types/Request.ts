@@ -5,6 +5,7 @@ import type { Agents } from "./Agents";
 import type { ArchiveSession } from "./ArchiveSession";
 import type { AttachServer } from "./AttachServer";
 import type { CancelFlow } from "./CancelFlow";
+import type { Changes } from "./Changes";
 import type { CloseSession } from "./CloseSession";
 import type { CloseTab } from "./CloseTab";
 import type { ColdReview } from "./ColdReview";
@@ -27,9 +28,10 @@ import type { SendPrompt } from "./SendPrompt";
 import type { SetPrompt } from "./SetPrompt";
 import type { SetSettings } from "./SetSettings";
 import type { StartHandoffReview } from "./StartHandoffReview";
+import type { Todos } from "./Todos";
 import type { Transfer } from "./Transfer";
 
 /**
  * A request from the UI, serialized as `{"cmd": "...", ...fields}`.
  */
-export type Request = { "cmd": "snapshot" } | { "cmd": "prompts" } | { "cmd": "listLoops" } | { "cmd": "reconnect" } | { "cmd": "openSession" } & OpenSession | { "cmd": "closeSession" } & CloseSession | { "cmd": "loadOlder" } & LoadOlder | { "cmd": "attachServer" } & AttachServer | { "cmd": "createSession" } & CreateSession | { "cmd": "renameSession" } & RenameSession | { "cmd": "archiveSession" } & ArchiveSession | { "cmd": "deleteSession" } & DeleteSession | { "cmd": "sendPrompt" } & SendPrompt | { "cmd": "runCommand" } & RunCommand | { "cmd": "abort" } & Abort | { "cmd": "replyPermission" } & ReplyPermission | { "cmd": "providers" } & Providers | { "cmd": "agents" } & Agents | { "cmd": "commands" } & Commands | { "cmd": "setSettings" } & SetSettings | { "cmd": "openTab" } & OpenTab | { "cmd": "closeTab" } & CloseTab | { "cmd": "activateTab" } & ActivateTab | { "cmd": "moveTab" } & MoveTab | { "cmd": "setPrompt" } & SetPrompt | { "cmd": "resetPrompt" } & ResetPrompt | { "cmd": "startHandoffReview" } & StartHandoffReview | { "cmd": "cancelFlow" } & CancelFlow | { "cmd": "transfer" } & Transfer | { "cmd": "coldReview" } & ColdReview | { "cmd": "listReviews" } & ListReviews | { "cmd": "getReview" } & GetReview | { "cmd": "listFindings" } & ListFindings;
+export type Request = { "cmd": "snapshot" } | { "cmd": "prompts" } | { "cmd": "listLoops" } | { "cmd": "reconnect" } | { "cmd": "openSession" } & OpenSession | { "cmd": "closeSession" } & CloseSession | { "cmd": "loadOlder" } & LoadOlder | { "cmd": "attachServer" } & AttachServer | { "cmd": "createSession" } & CreateSession | { "cmd": "renameSession" } & RenameSession | { "cmd": "archiveSession" } & ArchiveSession | { "cmd": "deleteSession" } & DeleteSession | { "cmd": "sendPrompt" } & SendPrompt | { "cmd": "runCommand" } & RunCommand | { "cmd": "abort" } & Abort | { "cmd": "replyPermission" } & ReplyPermission | { "cmd": "providers" } & Providers | { "cmd": "agents" } & Agents | { "cmd": "commands" } & Commands | { "cmd": "setSettings" } & SetSettings | { "cmd": "openTab" } & OpenTab | { "cmd": "closeTab" } & CloseTab | { "cmd": "activateTab" } & ActivateTab | { "cmd": "moveTab" } & MoveTab | { "cmd": "setPrompt" } & SetPrompt | { "cmd": "resetPrompt" } & ResetPrompt | { "cmd": "startHandoffReview" } & StartHandoffReview | { "cmd": "cancelFlow" } & CancelFlow | { "cmd": "transfer" } & Transfer | { "cmd": "coldReview" } & ColdReview | { "cmd": "listReviews" } & ListReviews | { "cmd": "getReview" } & GetReview | { "cmd": "listFindings" } & ListFindings | { "cmd": "changes" } & Changes | { "cmd": "todos" } & Todos;

@@ -6,6 +6,7 @@
 //! domain.
 
 pub mod catalog;
+pub mod changes;
 pub mod handoff;
 pub mod prompts;
 pub mod review_loop;
@@ -16,7 +17,7 @@ pub mod settings;
 pub mod transcripts;
 pub mod turns;
 
-use crosscheck_opencode::{AgentInfo, ProviderCatalog};
+use crosscheck_opencode::{AgentInfo, ProviderCatalog, Todo};
 use crosscheck_review::LedgerEntry;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -34,6 +35,7 @@ use crate::flows::review_loop::LoopState;
 use crate::settings::Settings;
 
 pub use catalog::{Agents, Commands, Providers};
+pub use changes::{ChangeSet, Changes, Todos};
 pub use handoff::{CancelFlow, StartHandoffReview, Transfer};
 pub use prompts::{ResetPrompt, SetPrompt};
 pub use review_loop::ListFindings;
@@ -167,5 +169,9 @@ requests! {
         GetReview(GetReview) => Option<ReviewDetail> = reviews::detail;
         /// The findings of a review link (either session), with each one's round history.
         ListFindings(ListFindings) => FindingsView = review_loop::list_findings;
+        /// The files a session changed in one scope (a review session: its original's).
+        Changes(Changes) => ChangeSet = changes::changes;
+        /// A session's todo list.
+        Todos(Todos) => Vec<Todo> = changes::todos;
     }
 }
