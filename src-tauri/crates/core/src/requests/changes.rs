@@ -17,8 +17,10 @@ pub const FILE_PATCH_LIMIT: usize = 512 * 1024;
 pub const TOTAL_PATCH_LIMIT: usize = 8 * 1024 * 1024;
 /// Messages asked for per page while looking for the last user message.
 const TURN_PAGE: u32 = 20;
-/// Pages looked through for the last user message before giving up.
+/// Pages looked through for user messages before giving up.
 const TURN_PAGES: usize = 25;
+/// The most turns whose diffs are joined into the whole session's.
+const MAX_JOINED_TURNS: usize = 100;
 
 /// Which changes the Changes tab shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, TS)]
@@ -27,7 +29,8 @@ const TURN_PAGES: usize = 25;
 pub enum ChangeScope {
     /// The session's folder against git's HEAD (`/vcs/diff`).
     WorkingTree,
-    /// Everything the session changed (`/session/:id/diff`, needs snapshots).
+    /// Everything the session changed (`/session/:id/diff`, needs snapshots; joined from the
+    /// turns' diffs when the server's own answer is empty).
     Session,
     /// What the session's last turn changed (`?messageID=` of its last user message).
     LastTurn,
@@ -157,9 +160,12 @@ pub async fn changes(core: &Core, req: Changes) -> Result<ChangeSet> {
                 },
                 _ => None,
             };
-            let diffs = client
+            let mut diffs = client
                 .session_diff(&session.id, message_id.as_deref())
                 .await?;
+            if message_id.is_none() && diffs.is_empty() {
+                diffs = joined_turns(core, &session.id).await?;
+            }
             set.message_id = message_id;
             diffs
         }
@@ -176,23 +182,63 @@ pub async fn todos(core: &Core, req: Todos) -> Result<Vec<Todo>> {
     }
 }
 
-/// The id of the session's newest user message, looked for newest page first.
+/// The id of the session's newest user message.
 async fn last_user_message(core: &Core, session_id: &str) -> Result<Option<String>> {
+    Ok(user_messages(core, session_id, 1).await?.pop())
+}
+
+/// The ids of the session's newest `most` user messages, oldest first (read newest page
+/// first, at most [`TURN_PAGES`] pages).
+async fn user_messages(core: &Core, session_id: &str, most: usize) -> Result<Vec<String>> {
     let client = core.client()?;
     let mut before: Option<String> = None;
+    let mut found = Vec::new();
     for _ in 0..TURN_PAGES {
         let page = client
             .messages(session_id, Some(TURN_PAGE), before.as_deref())
             .await?;
-        if let Some(user) = page.messages.iter().rev().find(|m| m.info.role == "user") {
-            return Ok(Some(user.info.id.clone()));
+        for message in page.messages.iter().rev() {
+            if message.info.role == "user" && found.len() < most {
+                found.push(message.info.id.clone());
+            }
         }
         match page.next_cursor {
-            Some(cursor) => before = Some(cursor),
-            None => return Ok(None),
+            Some(cursor) if found.len() < most => before = Some(cursor),
+            _ => break,
         }
     }
-    Ok(None)
+    found.reverse();
+    Ok(found)
+}
+
+/// The whole session's changes joined from its turns' diffs, for a server whose
+/// whole-session diff is empty although its turns changed files (1.18.33 answers `[]` there
+/// and keeps each turn's diff on its user message): per file the counts add up and the
+/// turns' patches follow each other, oldest first.
+async fn joined_turns(core: &Core, session_id: &str) -> Result<Vec<FileDiff>> {
+    let client = core.client()?;
+    let mut joined: Vec<FileDiff> = Vec::new();
+    for message_id in user_messages(core, session_id, MAX_JOINED_TURNS).await? {
+        for diff in client.session_diff(session_id, Some(&message_id)).await? {
+            match joined.iter_mut().find(|d| d.file == diff.file) {
+                Some(known) => {
+                    known.additions = known.additions.saturating_add(diff.additions);
+                    known.deletions = known.deletions.saturating_add(diff.deletions);
+                    known.status = match (known.status, diff.status) {
+                        (_, FileStatus::Deleted) => FileStatus::Deleted,
+                        (FileStatus::Added, _) => FileStatus::Added,
+                        _ => FileStatus::Modified,
+                    };
+                    known.patch = match (known.patch.take(), diff.patch) {
+                        (Some(a), Some(b)) => Some(format!("{}\n{b}", a.trim_end_matches('\n'))),
+                        (a, b) => a.or(b),
+                    };
+                }
+                None => joined.push(diff),
+            }
+        }
+    }
+    Ok(joined)
 }
 
 /// The server's diffs as the UI gets them: files without a path dropped, patches over the

@@ -123,6 +123,43 @@ async fn session_and_last_turn_read_the_session_diff_of_the_last_user_message() 
     h.stop().await;
 }
 
+/// OpenCode 1.18.33 answers the whole-session diff with `[]` and keeps each turn's diff on
+/// its user message: the session scope then joins the turns' diffs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_session_diff_is_joined_from_the_turns() {
+    let h = Harness::start().await;
+    let s = h.fake.seed_session("Two turns", None);
+    let ids = h.fake.seed_messages(&s, 4, 12);
+    h.fake
+        .set_session_diff(&s, Some(&ids[0]), one_file("a.txt", "first turn"));
+    h.fake.set_session_diff(
+        &s,
+        Some(&ids[2]),
+        json!([
+            {"file": "a.txt", "patch": "@@ -1 +1,2 @@\n first turn\n+second turn\n", "additions": 1, "deletions": 0, "status": "modified"},
+            {"file": "b.txt", "patch": "@@ -0,0 +1 @@\n+b\n", "additions": 1, "deletions": 0, "status": "added"}
+        ]),
+    );
+    let set = change_set(&h, &s, ChangeScope::Session).await;
+    let summary: Vec<(&str, u32)> = set
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f.additions))
+        .collect();
+    assert_eq!(summary, [("a.txt", 2), ("b.txt", 1)]);
+    let patch = set.files[0].patch.clone().unwrap_or_default();
+    assert!(
+        patch.find("+first turn") < patch.find("+second turn"),
+        "the turns' patches in order: {patch}"
+    );
+    assert_eq!(
+        set.files[0].status,
+        crosscheck_opencode::FileStatus::Added,
+        "added in the first turn"
+    );
+    h.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_snapshots_the_session_scopes_say_so_and_ask_for_no_diff() {
     let h = Harness::start().await;
