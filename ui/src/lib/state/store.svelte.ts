@@ -19,6 +19,7 @@ import type { Settings } from '$lib/types/Settings';
 import type { Snapshot } from '$lib/types/Snapshot';
 import type { Stamped } from '$lib/types/Stamped';
 import type { Tab } from '$lib/types/Tab';
+import type { Todo } from '$lib/types/Todo';
 import type { OlderPage } from '$lib/types/OlderPage';
 import type { TranscriptPage } from '$lib/types/TranscriptPage';
 import { Transcript, type PartView } from './transcript.svelte';
@@ -65,6 +66,9 @@ export function transcriptSessionOf(change: Change): string | null {
   }
 }
 
+/** The last `filesChanged` the store saw, numbered so that each one is a new value. */
+export type FilesTouched = { serial: number; directory?: string; sessionId?: string };
+
 export class Store {
   connection: Connection = $state.raw({ state: 'connecting' });
   readonly sessions = new SvelteMap<string, SessionView>();
@@ -85,6 +89,10 @@ export class Store {
   /** The ledger's newest rows as last pushed (null until a review or gate writes). */
   ledger: LedgerEntry[] | null = $state.raw(null);
   readonly transcripts = new SvelteMap<string, Transcript>();
+  /** Todo lists of the sessions that have been shown, by session id (pushed whole). */
+  readonly todos = new SvelteMap<string, Todo[]>();
+  /** The last pushed `filesChanged` (Changes tabs that it concerns ask again). */
+  filesTouched: FilesTouched = $state.raw({ serial: 0 });
   /** A snapshot has been applied. */
   ready: boolean = $state(false);
 
@@ -298,6 +306,7 @@ export class Store {
         this.sessions.delete(change.sessionId);
         this.statuses.delete(change.sessionId);
         this.sessionErrors.delete(change.sessionId);
+        this.todos.delete(change.sessionId);
         for (const p of this.permissionsOf(change.sessionId)) this.permissions.delete(p.id);
         this.hooks.onSessionRemoved?.(change.sessionId);
         break;
@@ -335,7 +344,22 @@ export class Store {
       case 'review':
         this.upsertReview(change.review);
         break;
+      case 'filesChanged':
+        this.filesTouched = {
+          serial: this.filesTouched.serial + 1,
+          ...(change.directory !== undefined ? { directory: change.directory } : {}),
+          ...(change.sessionId !== undefined ? { sessionId: change.sessionId } : {}),
+        };
+        break;
+      case 'todos':
+        this.setTodos(change.sessionId, change.todos);
+        break;
     }
+  }
+
+  /** Keeps a session's todo list (an empty one is kept too: the dock then hides). */
+  setTodos(sessionId: string, todos: Todo[]): void {
+    this.todos.set(sessionId, todos);
   }
 
   private resetSessions(
