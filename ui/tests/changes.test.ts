@@ -14,7 +14,6 @@ vi.mock('$lib/host', async (importOriginal) => {
 const { default: ChangesPanel } = await import('$lib/components/ChangesPanel.svelte');
 const { default: TodoDock } = await import('$lib/components/TodoDock.svelte');
 const { store } = await import('$lib/state/store.svelte');
-const { parsePatch } = await import('$lib/patch');
 const { setLocale } = await import('$lib/i18n/index.svelte');
 const { HostError } = await import('$lib/host');
 
@@ -84,24 +83,6 @@ afterEach(() => {
   invoke.mockReset();
   store.todos.clear();
   store.sessions.clear();
-});
-
-describe('parsePatch', () => {
-  it('numbers lines by their hunk, drops file headers and keeps a removed line that starts with --', () => {
-    const lines = parsePatch('--- a/x\n+++ b/x\n@@ -3,3 +3,3 @@\n keep\n--- old rule\n+new rule\n tail\n');
-    expect(lines.map((l) => l.kind)).toEqual(['hunk', 'context', 'del', 'add', 'context']);
-    expect(lines[2]).toMatchObject({ kind: 'del', text: '-- old rule', oldLine: 4 });
-    expect(lines[3]).toMatchObject({ kind: 'add', text: 'new rule', newLine: 4 });
-    expect(lines[4]).toMatchObject({ oldLine: 5, newLine: 5 });
-  });
-
-  it('reads patches joined one after the other (a file changed in two turns)', () => {
-    const joined = 'Index: a\n====\n--- a\t\n+++ a\t\n@@ -0,0 +1 @@\n+first\nIndex: a\n====\n--- a\t\n+++ a\t\n@@ -1 +1,2 @@\n first\n+second\n';
-    const lines = parsePatch(joined);
-    expect(lines.filter((l) => l.kind === 'add').map((l) => l.text)).toEqual(['first', 'second']);
-    expect(lines.filter((l) => l.kind === 'hunk')).toHaveLength(2);
-    expect(lines.some((l) => l.text.startsWith('Index') || l.text.includes('===='))).toBe(false);
-  });
 });
 
 describe('ChangesPanel', () => {
@@ -256,5 +237,23 @@ describe('TodoDock', () => {
     const target = render(TodoDock, { sessionId: 'ses_1' });
     await settle();
     expect(target.querySelector('[data-testid="todo-dock"]')).toBeNull();
+  });
+});
+
+describe('a deleted session', () => {
+  it('has its Changes tab closed along with its chat tab', async () => {
+    const { forgetSession } = await import('$lib/state/actions/sessions');
+    store.tabs = [
+      { mode: 'chat', dedupeKey: 'session:ses_1', label: 'Implements', sessionId: 'ses_1' },
+      { mode: 'changes', dedupeKey: 'changes:ses_1', label: 'Changes', sessionId: 'ses_1' },
+      { mode: 'changes', dedupeKey: 'changes:ses_2', label: 'Changes', sessionId: 'ses_2' },
+    ];
+    invoke.mockResolvedValue(null);
+    forgetSession('ses_1');
+    expect(asked()).toEqual([
+      { cmd: 'closeTab', key: 'session:ses_1' },
+      { cmd: 'closeTab', key: 'changes:ses_1' },
+    ]);
+    store.tabs = [];
   });
 });
