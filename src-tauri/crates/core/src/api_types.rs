@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crosscheck_opencode::{
     DropCause, MessageInfo, MessageWithParts, ModelRef, Part, PermissionRequest, Session,
-    SessionStatus,
+    SessionStatus, Todo,
 };
 use crosscheck_review::LedgerEntry;
 use serde::{Deserialize, Serialize};
@@ -503,6 +503,24 @@ pub enum Change {
     Transferred {
         /// What was sent, from where, when.
         transfer: crate::transfer_log::TransferRecord,
+    },
+    /// Files may have changed (a tool edited one, the server's watcher saw one, a session's
+    /// diff was recomputed, the branch moved): a Changes tab showing this directory or session
+    /// asks again. One per directory and per session for each batch of events.
+    FilesChanged {
+        /// The directory whose files changed, when the event named one.
+        #[ts(optional)]
+        directory: Option<String>,
+        /// The session whose diff was recomputed, for `session.diff`.
+        #[ts(optional)]
+        session_id: Option<String>,
+    },
+    /// A session's todo list changed; carries the whole list.
+    Todos {
+        /// The session it concerns.
+        session_id: String,
+        /// Its todos now, in the agent's order.
+        todos: Vec<Todo>,
     },
     /// A notice for the user (background failures, successes of background work).
     Notice {

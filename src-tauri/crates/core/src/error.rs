@@ -42,6 +42,8 @@ error_codes! {
     OpencodeStatus = 422,
     /// The OpenCode server's reply could not be read.
     OpencodeMalformed = 422,
+    /// The OpenCode server's reply was too large to read (a huge diff).
+    OpencodeTooLarge = 422,
     /// `opencode serve` could not be started.
     OpencodeSpawn = 422,
     /// No `opencode` binary was found to start.
@@ -230,6 +232,7 @@ fn opencode_code(error: &crosscheck_opencode::Error) -> ErrorCode {
         E::NotFound { .. } => ErrorCode::NotFound,
         E::Status { .. } => ErrorCode::OpencodeStatus,
         E::Decode { .. } => ErrorCode::OpencodeMalformed,
+        E::TooLarge { .. } => ErrorCode::OpencodeTooLarge,
         E::InvalidUrl(_) => ErrorCode::InvalidUrl,
         E::Spawn(_) => ErrorCode::OpencodeSpawn,
         E::NotInstalled { .. } => ErrorCode::OpencodeNotInstalled,
@@ -271,6 +274,10 @@ mod tests {
             E::Decode {
                 what: "w".into(),
                 message: "m".into(),
+            },
+            E::TooLarge {
+                what: "w".into(),
+                limit: 1,
             },
             E::InvalidUrl("u".into()),
             E::Spawn("s".into()),

@@ -7,6 +7,7 @@ pub mod api_types;
 pub mod core;
 pub mod db;
 pub mod error;
+mod file_events;
 pub mod findings;
 pub mod fingerprint;
 pub mod flows;

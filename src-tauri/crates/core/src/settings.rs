@@ -160,6 +160,8 @@ pub enum TabMode {
     Chat,
     /// The list of cold reviews.
     Reviews,
+    /// What a session changed (the Changes tab), keyed `changes:<id>`.
+    Changes,
 }
 
 /// A context panel tab; `dedupe_key` is `session:<id>` for chat tabs.

@@ -488,6 +488,12 @@ impl Store {
             Event::SessionError { session_id, error } => {
                 self.record_session_error(session_id?, error.as_ref())
             }
+            Event::TodoUpdated { session_id, todos } => Some(Change::Todos { session_id, todos }),
+            // Pushed once per batch and directory instead (`file_events`).
+            Event::SessionDiff { .. }
+            | Event::FileEdited { .. }
+            | Event::FileWatcherUpdated { .. }
+            | Event::BranchUpdated => None,
             Event::ServerConnected
             | Event::Heartbeat
             | Event::CommandExecuted { .. }

@@ -179,8 +179,12 @@ async fn follow_stream(core: Core, client: Client, config: ServerConfig, managed
                         start(generation, &mut running);
                     }
                     StreamItem::Events(batch) => {
+                        let touched = crate::file_events::touched(&batch);
                         for envelope in batch {
                             core.with_store(|store| ((), store.apply(envelope.event)));
+                        }
+                        for change in touched {
+                            core.emit(change);
                         }
                     }
                     StreamItem::Disconnected { error, cause, retry_in_ms } => {

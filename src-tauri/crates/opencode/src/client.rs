@@ -14,6 +14,10 @@ use serde::de::{DeserializeOwned, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 
+mod changes;
+
+pub use changes::DIFF_BODY_LIMIT;
+
 use crate::error::{BODY_LIMIT, Error, describe_reqwest, truncate};
 use crate::types::{
     AgentInfo, CommandInfo, CommandRequest, CreateSession, Health, MessagePage, MessageWithParts,

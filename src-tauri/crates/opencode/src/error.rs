@@ -41,6 +41,14 @@ pub enum Error {
         /// What was wrong with the body.
         message: String,
     },
+    /// The answer was larger than Crosscheck reads from that route (a huge diff, say).
+    #[error("OpenCode's answer to {what} is larger than {} MiB", limit / (1024 * 1024))]
+    TooLarge {
+        /// The route, e.g. `GET /vcs/diff`.
+        what: String,
+        /// The limit in bytes.
+        limit: usize,
+    },
     /// The server URL cannot be used.
     #[error("invalid OpenCode server URL: {0}")]
     InvalidUrl(String),
@@ -67,6 +75,7 @@ impl Error {
             Error::NotFound { .. } => "not_found",
             Error::Status { .. } => "opencode_status",
             Error::Decode { .. } => "opencode_malformed",
+            Error::TooLarge { .. } => "opencode_too_large",
             Error::InvalidUrl(_) => "invalid_url",
             Error::Spawn(_) => "opencode_spawn",
             Error::NotInstalled { .. } => "opencode_not_installed",

@@ -8,6 +8,7 @@ use serde::de::{DeserializeSeed, Error as _, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
+use crate::changes::Todo;
 use crate::types::{MessageInfo, Part, PermissionRequest, Session, SessionStatus, lenient};
 
 /// One event from the server, with the directory it concerns when the stream says so.
@@ -105,6 +106,30 @@ pub enum Event {
         /// `once`, `always` or `reject`.
         reply: String,
     },
+    /// What a session changed was recomputed (`session.diff`, after each step).
+    SessionDiff {
+        /// Session.
+        session_id: String,
+    },
+    /// A tool edited a file (`file.edited`), in the envelope's directory.
+    FileEdited {
+        /// The file's path.
+        file: String,
+    },
+    /// The server's file watcher saw a file change (`file.watcher.updated`).
+    FileWatcherUpdated {
+        /// The file's path.
+        file: String,
+    },
+    /// The checked-out branch changed (`vcs.branch.updated`).
+    BranchUpdated,
+    /// A session's todo list changed (`todo.updated`); carries the whole list.
+    TodoUpdated {
+        /// Session.
+        session_id: String,
+        /// The list now.
+        todos: Vec<Todo>,
+    },
     /// Any other event type, by name.
     Other(String),
 }
@@ -201,6 +226,20 @@ struct CommandProps {
     message_id: Option<String>,
 }
 
+#[derive(Deserialize)]
+struct FileProps {
+    #[serde(default, deserialize_with = "lenient")]
+    file: String,
+}
+
+#[derive(Deserialize)]
+struct TodoProps {
+    #[serde(rename = "sessionID")]
+    session_id: String,
+    #[serde(default, deserialize_with = "lenient")]
+    todos: Vec<serde_json::Value>,
+}
+
 /// Reads a `properties` object for an event of type `kind`, straight from the deserializer.
 fn decode_props<'de, D: Deserializer<'de>>(kind: &str, d: D) -> Result<Event, D::Error> {
     fn typed<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
@@ -282,6 +321,30 @@ fn decode_props<'de, D: Deserializer<'de>>(kind: &str, d: D) -> Result<Event, D:
                 session_id: r.session_id,
                 request_id: r.request_id,
                 reply: r.reply,
+            }
+        }
+        "session.diff" => Event::SessionDiff {
+            session_id: typed::<SessionIdProps, D>(kind, d)?.session_id,
+        },
+        "file.edited" => Event::FileEdited {
+            file: typed::<FileProps, D>(kind, d)?.file,
+        },
+        "file.watcher.updated" => Event::FileWatcherUpdated {
+            file: typed::<FileProps, D>(kind, d)?.file,
+        },
+        "vcs.branch.updated" => {
+            IgnoredAny::deserialize(d)?;
+            Event::BranchUpdated
+        }
+        "todo.updated" => {
+            let t: TodoProps = typed(kind, d)?;
+            Event::TodoUpdated {
+                session_id: t.session_id,
+                todos: t
+                    .todos
+                    .into_iter()
+                    .filter_map(|todo| serde_json::from_value(todo).ok())
+                    .collect(),
             }
         }
         other => {
@@ -488,6 +551,51 @@ mod tests {
         assert_eq!(kinds.get("SessionStatus"), Some(&12));
         assert_eq!(kinds.get("SessionCreated"), Some(&1));
         assert_eq!(kinds.get("other:plugin.added"), Some(&45));
+        assert_eq!(kinds.get("SessionDiff"), Some(&6));
+    }
+
+    #[test]
+    fn change_and_todo_events_are_read_leniently() {
+        let frame = |kind: &str, props: &str| {
+            format!(r#"{{"directory":"/p","payload":{{"type":"{kind}","properties":{props}}}}}"#)
+        };
+        let parsed = |kind: &str, props: &str| parse_frame(&frame(kind, props)).map(|e| e.event);
+        assert_eq!(
+            parsed("file.edited", r#"{"file":"/p/a.txt"}"#).ok(),
+            Some(Event::FileEdited {
+                file: "/p/a.txt".into()
+            })
+        );
+        assert_eq!(
+            parsed("file.watcher.updated", r#"{"file":7,"event":"change"}"#).ok(),
+            Some(Event::FileWatcherUpdated {
+                file: String::new()
+            })
+        );
+        assert_eq!(
+            parsed(
+                "session.diff",
+                r#"{"sessionID":"ses_1","diff":[{"file":"a"}]}"#
+            )
+            .ok(),
+            Some(Event::SessionDiff {
+                session_id: "ses_1".into()
+            })
+        );
+        let Ok(Event::TodoUpdated { session_id, todos }) = parsed(
+            "todo.updated",
+            r#"{"sessionID":"ses_1","todos":[{"content":"a","status":"completed","priority":"low"},3]}"#,
+        ) else {
+            panic!("todo.updated parses");
+        };
+        assert_eq!((session_id.as_str(), todos.len()), ("ses_1", 1));
+        assert_eq!(todos[0].status, crate::TodoStatus::Completed);
+        let Ok(Event::TodoUpdated { todos, .. }) =
+            parsed("todo.updated", r#"{"sessionID":"ses_1","todos":"x"}"#)
+        else {
+            panic!("a todo list of the wrong shape still names its session");
+        };
+        assert!(todos.is_empty());
     }
 
     #[test]

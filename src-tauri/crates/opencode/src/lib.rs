@@ -1,6 +1,7 @@
 //! Typed client for OpenCode servers: HTTP routes, the global event stream with reconnect,
 //! and a supervisor that starts and restarts a local `opencode serve`.
 
+pub mod changes;
 pub mod client;
 pub mod error;
 pub mod event;
@@ -9,6 +10,7 @@ pub mod stream;
 pub mod supervisor;
 pub mod types;
 
+pub use changes::{FileDiff, FileStatus, Todo, TodoStatus};
 pub use client::{Client, ListingFailure, ServerConfig, SessionListing, Timeouts};
 pub use error::Error;
 pub use event::{Envelope, Event};

@@ -24,6 +24,8 @@ use futures_util::Stream;
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, oneshot, watch};
 
+mod diffs;
+
 /// The server's version, as `/global/health` reports it.
 pub const VERSION: &str = "1.18.33";
 /// The real server sends a heartbeat every 10 s.
@@ -221,6 +223,8 @@ pub struct FakeState {
     after_hooks: Vec<(String, String, Hook)>,
     /// Listing faults and holds (see [`FakeOpencode::fail_listings`]).
     sync: SyncFaults,
+    /// The diff, todo and config routes' answers (see `diffs`).
+    diffs: diffs::DiffState,
 }
 
 impl FakeState {
@@ -739,6 +743,9 @@ async fn route_request(
     body: Value,
 ) -> Response {
     let id = id.unwrap_or_default();
+    if let Some(response) = diffs::route(shared, route, id, directory.as_deref(), query) {
+        return response;
+    }
     match route {
         "GET /global/health" => {
             json_response(StatusCode::OK, json!({"healthy": true, "version": VERSION}))

@@ -21,6 +21,7 @@ import type { Snapshot } from '$lib/types/Snapshot';
 import type { Stamped } from '$lib/types/Stamped';
 import type { Tab } from '$lib/types/Tab';
 import type { TransferRecord } from '$lib/types/TransferRecord';
+import type { Todo } from '$lib/types/Todo';
 import type { OlderPage } from '$lib/types/OlderPage';
 import type { TranscriptPage } from '$lib/types/TranscriptPage';
 import { Transcript, type PartView } from './transcript.svelte';
@@ -78,6 +79,9 @@ export function transcriptSessionOf(change: Change): string | null {
   }
 }
 
+/** The last `filesChanged` the store saw, numbered so that each one is a new value. */
+export type FilesTouched = { serial: number; directory?: string; sessionId?: string };
+
 export class Store {
   connection: Connection = $state.raw({ state: 'connecting' });
   readonly sessions = new SvelteMap<string, SessionView>();
@@ -100,6 +104,10 @@ export class Store {
   readonly transcripts = new SvelteMap<string, Transcript>();
   /** The latest transfer of each sent assistant message, by that message's id. */
   readonly transfers = new SvelteMap<string, TransferRecord>();
+  /** Todo lists of the sessions that have been shown, by session id (pushed whole). */
+  readonly todos = new SvelteMap<string, Todo[]>();
+  /** The last pushed `filesChanged` (Changes tabs that it concerns ask again). */
+  filesTouched: FilesTouched = $state.raw({ serial: 0 });
   /** A snapshot has been applied. */
   ready: boolean = $state(false);
 
@@ -313,6 +321,7 @@ export class Store {
         this.sessions.delete(change.sessionId);
         this.statuses.delete(change.sessionId);
         this.sessionErrors.delete(change.sessionId);
+        this.todos.delete(change.sessionId);
         for (const p of this.permissionsOf(change.sessionId)) this.permissions.delete(p.id);
         this.hooks.onSessionRemoved?.(change.sessionId);
         break;
@@ -364,6 +373,16 @@ export class Store {
       case 'loop':
         if (log) this.hooks.onLoop?.(change.state);
         break;
+      case 'filesChanged':
+        this.filesTouched = {
+          serial: this.filesTouched.serial + 1,
+          ...(change.directory !== undefined ? { directory: change.directory } : {}),
+          ...(change.sessionId !== undefined ? { sessionId: change.sessionId } : {}),
+        };
+        break;
+      case 'todos':
+        this.setTodos(change.sessionId, change.todos);
+        break;
     }
   }
 
@@ -374,6 +393,11 @@ export class Store {
     if (prev && prev.sentAt > record.sentAt) return;
     if (prev && prev.sentMessageId === record.sentMessageId) return;
     this.transfers.set(record.sourceMessageId, record);
+  }
+
+  /** Keeps a session's todo list (an empty one is kept too: the dock then hides). */
+  setTodos(sessionId: string, todos: Todo[]): void {
+    this.todos.set(sessionId, todos);
   }
 
   private resetSessions(

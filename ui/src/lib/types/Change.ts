@@ -14,6 +14,7 @@ import type { SessionStatus } from "./SessionStatus";
 import type { SessionView } from "./SessionView";
 import type { Settings } from "./Settings";
 import type { Tab } from "./Tab";
+import type { Todo } from "./Todo";
 import type { TranscriptPage } from "./TranscriptPage";
 import type { TransferRecord } from "./TransferRecord";
 

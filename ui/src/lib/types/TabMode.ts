@@ -3,4 +3,4 @@
 /**
  * What a context panel tab shows.
  */
-export type TabMode = "chat" | "reviews";
+export type TabMode = "chat" | "reviews" | "changes";

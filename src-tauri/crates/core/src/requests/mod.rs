@@ -7,6 +7,7 @@
 
 pub mod catalog;
 pub mod folders;
+pub mod changes;
 pub mod handoff;
 pub mod prompts;
 pub mod review_loop;
@@ -17,7 +18,7 @@ pub mod settings;
 pub mod transcripts;
 pub mod turns;
 
-use crosscheck_opencode::{AgentInfo, ProviderCatalog};
+use crosscheck_opencode::{AgentInfo, ProviderCatalog, Todo};
 use crosscheck_review::LedgerEntry;
 use crosscheck_review::settings::{ReviewerSettings, ReviewerTest};
 use serde::{Deserialize, Serialize};
@@ -36,6 +37,7 @@ use crate::flows::review_loop::LoopState;
 use crate::settings::Settings;
 
 pub use catalog::{Agents, Commands, Providers};
+pub use changes::{ChangeSet, Changes, Todos};
 pub use folders::FolderChoices;
 pub use handoff::{CancelFlow, ListTransfers, StartHandoffReview, Transfer};
 pub use prompts::{ResetPrompt, SetPrompt};
@@ -184,5 +186,9 @@ requests! {
         StartLoop(StartLoop) => LoopState = review_loop::start_loop;
         /// Stops a pair's review loop; answers its final state.
         StopLoop(StopLoop) => Option<LoopState> = review_loop::stop_loop;
+        /// The files a session changed in one scope (a review session: its original's).
+        Changes(Changes) => ChangeSet = changes::changes;
+        /// A session's todo list.
+        Todos(Todos) => Vec<Todo> = changes::todos;
     }
 }

@@ -5,6 +5,7 @@
 
 mod support;
 
+mod changes;
 mod cold_review;
 mod fingerprint;
 mod flow_faults;

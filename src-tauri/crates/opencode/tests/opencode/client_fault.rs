@@ -772,3 +772,129 @@ async fn permissions_are_listed_and_replies_posted() {
         json!({"reply": "reject", "message": "not now"})
     );
 }
+
+#[tokio::test]
+async fn diffs_and_todos_are_read_from_their_routes() {
+    let server = fake(|seen| match seen.path.as_str() {
+        "/vcs/diff" => Reply::json(json!([
+            {"file": "a.txt", "patch": "@@ -1 +1 @@\n-a\n+b\n", "additions": 1, "deletions": 1, "status": "modified"},
+            {"file": "b.txt", "additions": 3, "deletions": 0, "status": "added"}
+        ])),
+        "/session/ses_1/diff" => Reply::json(json!([{"file": "c.txt", "additions": 1, "deletions": 2}])),
+        "/session/ses_1/todo" => Reply::json(json!([
+            {"content": "write it", "status": "in_progress", "priority": "high"}
+        ])),
+        "/config" => Reply::json(json!({"snapshot": false, "model": "fake/fake-model"})),
+        _ => Reply::raw(404, "{}"),
+    })
+    .await;
+    let client = server.client();
+    let files = client.vcs_diff("/my project").await.expect("vcs diff");
+    assert_eq!(files.len(), 2);
+    assert_eq!(
+        (files[1].file.as_str(), files[1].status),
+        ("b.txt", crosscheck_opencode::FileStatus::Added)
+    );
+    let turn = client
+        .session_diff("ses_1", Some("msg_1"))
+        .await
+        .expect("session diff");
+    assert_eq!((turn[0].additions, turn[0].deletions), (1, 2));
+    let todos = client.todos("ses_1").await.expect("todos");
+    assert_eq!(todos[0].status, crosscheck_opencode::TodoStatus::InProgress);
+    assert!(
+        !client
+            .snapshots_enabled("/my project")
+            .await
+            .expect("config")
+    );
+    let uris: Vec<String> = server.seen().into_iter().map(|s| s.uri).collect();
+    assert_eq!(
+        uris,
+        [
+            "/vcs/diff?mode=git&directory=/my%20project",
+            "/session/ses_1/diff?messageID=msg_1",
+            "/session/ses_1/todo",
+            "/config?directory=/my%20project",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_diff_that_is_not_a_list_or_fails_says_so() {
+    let server = fake(|seen| match seen.path.as_str() {
+        "/vcs/diff" => Reply::json(json!({"file": "a.txt"})),
+        "/session/ses_1/diff" => Reply::raw(500, r#"{"name":"UnknownError"}"#),
+        "/session/ses_1/todo" => Reply::raw(200, "[{\"content\":"),
+        _ => Reply::raw(
+            404,
+            json!({"name": "NotFoundError", "data": {"message": "Session not found: ses_gone"}})
+                .to_string(),
+        ),
+    })
+    .await;
+    let client = server.client();
+    let err = client.vcs_diff("/p").await.expect_err("an object");
+    assert!(
+        matches!(&err, Error::Decode { what, .. } if what == "GET /vcs/diff"),
+        "{err:?}"
+    );
+    let err = client.session_diff("ses_1", None).await.expect_err("500");
+    assert!(matches!(err, Error::Status { status: 500, .. }), "{err:?}");
+    let err = client.todos("ses_1").await.expect_err("cut off");
+    assert_eq!(err.code(), "opencode_malformed");
+    let err = client.todos("ses_gone").await.expect_err("404");
+    assert!(err.is_not_found(), "{err:?}");
+}
+
+#[tokio::test]
+async fn a_huge_diff_is_refused_by_its_length() {
+    let limit = crosscheck_opencode::client::DIFF_BODY_LIMIT;
+    let body = format!("[\"{}\"]", "x".repeat(limit));
+    let server = fake(move |_| Reply::raw(200, body.clone())).await;
+    let err = server.client().vcs_diff("/p").await.expect_err("too large");
+    assert!(
+        matches!(&err, Error::TooLarge { what, .. } if what == "GET /vcs/diff"),
+        "{err:?}"
+    );
+    assert_eq!(err.code(), "opencode_too_large");
+}
+
+/// A server that streams a diff without end (chunked, no length): the client stops reading
+/// at its limit and says so, instead of reading (and waiting) forever.
+#[tokio::test]
+async fn an_endless_diff_is_cut_off_at_the_limit() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let Ok((mut socket, _)) = listener.accept().await else {
+            return;
+        };
+        let mut request = [0u8; 4096];
+        let _ = socket.read(&mut request).await;
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n";
+        if socket.write_all(head.as_bytes()).await.is_err() {
+            return;
+        }
+        let entry = r#"{"file":"a.txt","patch":"+x","additions":1,"deletions":0},"#.repeat(16_000);
+        let chunk = format!("{:x}\r\n[{entry}\r\n", entry.len() + 1);
+        let _ = socket.write_all(chunk.as_bytes()).await;
+        let chunk = format!("{:x}\r\n{entry}\r\n", entry.len());
+        while socket.write_all(chunk.as_bytes()).await.is_ok() {}
+    });
+    let client = Client::new(ServerConfig {
+        base_url: format!("http://{addr}"),
+        password: None,
+    })
+    .expect("client");
+    let started = Instant::now();
+    let err = tokio::time::timeout(Duration::from_secs(20), client.vcs_diff("/p"))
+        .await
+        .expect("no hang")
+        .expect_err("too large");
+    assert!(matches!(err, Error::TooLarge { .. }), "{err:?}");
+    println!("an endless diff was refused after {:?}", started.elapsed());
+}

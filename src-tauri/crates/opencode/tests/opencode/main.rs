@@ -4,6 +4,7 @@
 //! file saves most of the tests' build time.
 
 mod client_fault;
+mod real_changes;
 mod real_server;
 mod stream_fault;
 mod supervisor;

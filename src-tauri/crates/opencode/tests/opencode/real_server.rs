@@ -41,7 +41,7 @@ fn seed_config(dir: &Path) {
     .expect("write");
 }
 
-fn options(root: &Path) -> SupervisorOptions {
+pub(crate) fn options(root: &Path) -> SupervisorOptions {
     let tests_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../tests");
     let mut env: Vec<(String, String)> = OFFLINE_ENV
         .iter()

@@ -6,6 +6,7 @@ import type { SessionView } from '$lib/types/SessionView';
 import { store } from '../store.svelte';
 import { ui } from '../ui.svelte';
 import { call } from './call';
+import { changesTabKey } from './changes';
 import { sessionTabKey } from './tabs';
 
 /** Shows a session in the main area (null: none). */
@@ -51,9 +52,10 @@ export async function deleteSession(sessionId: string): Promise<void> {
 
 /** Clean-up after a session disappeared: its tab, the selection. */
 export function forgetSession(sessionId: string): void {
-  const key = sessionTabKey(sessionId);
-  if (store.tabs.some((tab) => tab.dedupeKey === key)) {
-    call({ cmd: 'closeTab', key }).catch(() => undefined);
+  for (const key of [sessionTabKey(sessionId), changesTabKey(sessionId)]) {
+    if (store.tabs.some((tab) => tab.dedupeKey === key)) {
+      call({ cmd: 'closeTab', key }).catch(() => undefined);
+    }
   }
   if (ui.selectedSessionId === sessionId) ui.select(null);
 }

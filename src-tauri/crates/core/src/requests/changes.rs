@@ -1,0 +1,318 @@
+//! What a session changed: the Changes tab's diffs in three scopes (the working tree against
+//! HEAD, the whole session, its last turn) and the todo dock's list. Read from OpenCode's own
+//! routes; from a review session, the diffs are its original's.
+
+use crosscheck_opencode::client::GLOBAL_PROJECT;
+use crosscheck_opencode::{FileDiff, FileStatus, Todo};
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::api_types::LinkKind;
+use crate::core::Core;
+use crate::error::{Error, Result};
+
+/// The most of one file's patch the UI is sent; a longer one is left out and marked.
+pub const FILE_PATCH_LIMIT: usize = 512 * 1024;
+/// The most patch text one answer carries; the files after it come without their patch.
+pub const TOTAL_PATCH_LIMIT: usize = 8 * 1024 * 1024;
+/// Messages asked for per page while looking for the last user message.
+const TURN_PAGE: u32 = 20;
+/// Pages looked through for user messages before giving up.
+const TURN_PAGES: usize = 25;
+/// The most turns whose diffs are joined into the whole session's.
+const MAX_JOINED_TURNS: usize = 100;
+
+/// Which changes the Changes tab shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub enum ChangeScope {
+    /// The session's folder against git's HEAD (`/vcs/diff`).
+    WorkingTree,
+    /// Everything the session changed (`/session/:id/diff`, needs snapshots; joined from the
+    /// turns' diffs when the server's own answer is empty).
+    Session,
+    /// What the session's last turn changed (`?messageID=` of its last user message).
+    LastTurn,
+}
+
+/// Fields of [`Request::Changes`](super::Request::Changes).
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct Changes {
+    /// The session the tab belongs to (a review session shows its original's changes).
+    pub session_id: String,
+    /// Which changes.
+    pub scope: ChangeScope,
+}
+
+/// Why a scope has nothing to show, when that is not simply "no changes".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub enum ChangesUnavailable {
+    /// The folder is not in a git repository, so there is no HEAD to compare with.
+    NotGit,
+    /// OpenCode keeps no snapshots for this folder (`"snapshot": false`), so it cannot say what
+    /// a session or a turn changed.
+    NoSnapshots,
+    /// The session has no turn yet.
+    NoTurn,
+}
+
+/// One changed file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct FileChange {
+    /// Path as OpenCode names it (relative to the folder or the repository).
+    pub path: String,
+    /// Added, deleted or modified.
+    pub status: FileStatus,
+    /// Lines added.
+    pub additions: u32,
+    /// Lines removed.
+    pub deletions: u32,
+    /// The unified diff; absent when the server sent none or it was too large.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub patch: Option<String>,
+    /// Whether the patch was left out for its size.
+    pub too_large: bool,
+}
+
+/// The answer to [`Changes`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct ChangeSet {
+    /// The scope asked for.
+    pub scope: ChangeScope,
+    /// The session whose changes these are: the one asked about, or its original when that
+    /// is a review session.
+    pub session_id: String,
+    /// Whether `session_id` is the original of the review session asked about.
+    pub from_original: bool,
+    /// The session's folder (file events of this folder change the answer).
+    pub directory: String,
+    /// For the last turn: the user message that started it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub message_id: Option<String>,
+    /// Why there is nothing to show, when it is not "nothing changed".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub unavailable: Option<ChangesUnavailable>,
+    /// The changed files, in the server's order.
+    pub files: Vec<FileChange>,
+}
+
+/// Fields of [`Request::Todos`](super::Request::Todos).
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct Todos {
+    /// The session whose todo list to read.
+    pub session_id: String,
+}
+
+/// The files a scope of a session changed.
+pub async fn changes(core: &Core, req: Changes) -> Result<ChangeSet> {
+    let client = core.client()?;
+    let asked = core.session(&req.session_id).await?;
+    let asked = core.read_store(|store, _| store.view(&asked));
+    let (session, from_original) = match &asked.link {
+        Some(link) if link.kind == LinkKind::Review && link.other_exists => {
+            (core.session(&link.other_session_id).await?, true)
+        }
+        _ => (asked.session, false),
+    };
+    let mut set = ChangeSet {
+        scope: req.scope,
+        session_id: session.id.clone(),
+        from_original,
+        directory: session.directory.clone(),
+        message_id: None,
+        unavailable: None,
+        files: Vec::new(),
+    };
+    let diffs = match req.scope {
+        ChangeScope::WorkingTree => {
+            let diffs = client.vcs_diff(&session.directory).await?;
+            if diffs.is_empty() && session.project_id == GLOBAL_PROJECT {
+                set.unavailable = Some(ChangesUnavailable::NotGit);
+            }
+            diffs
+        }
+        ChangeScope::Session | ChangeScope::LastTurn => {
+            if !client.snapshots_enabled(&session.directory).await? {
+                set.unavailable = Some(ChangesUnavailable::NoSnapshots);
+                return Ok(set);
+            }
+            let message_id = match req.scope {
+                ChangeScope::LastTurn => match last_user_message(core, &session.id).await? {
+                    Some(id) => Some(id),
+                    None => {
+                        set.unavailable = Some(ChangesUnavailable::NoTurn);
+                        return Ok(set);
+                    }
+                },
+                _ => None,
+            };
+            let mut diffs = client
+                .session_diff(&session.id, message_id.as_deref())
+                .await?;
+            if message_id.is_none() && diffs.is_empty() {
+                diffs = joined_turns(core, &session.id).await?;
+            }
+            set.message_id = message_id;
+            diffs
+        }
+    };
+    set.files = file_changes(diffs);
+    Ok(set)
+}
+
+/// The session's todo list; a session the server does not know is `not_found`.
+pub async fn todos(core: &Core, req: Todos) -> Result<Vec<Todo>> {
+    match core.client()?.todos(&req.session_id).await {
+        Err(e) if e.is_not_found() => Err(Error::SessionNotFound(req.session_id)),
+        other => Ok(other?),
+    }
+}
+
+/// The id of the session's newest user message.
+async fn last_user_message(core: &Core, session_id: &str) -> Result<Option<String>> {
+    Ok(user_messages(core, session_id, 1).await?.pop())
+}
+
+/// The ids of the session's newest `most` user messages, oldest first (read newest page
+/// first, at most [`TURN_PAGES`] pages).
+async fn user_messages(core: &Core, session_id: &str, most: usize) -> Result<Vec<String>> {
+    let client = core.client()?;
+    let mut before: Option<String> = None;
+    let mut found = Vec::new();
+    for _ in 0..TURN_PAGES {
+        let page = client
+            .messages(session_id, Some(TURN_PAGE), before.as_deref())
+            .await?;
+        for message in page.messages.iter().rev() {
+            if message.info.role == "user" && found.len() < most {
+                found.push(message.info.id.clone());
+            }
+        }
+        match page.next_cursor {
+            Some(cursor) if found.len() < most => before = Some(cursor),
+            _ => break,
+        }
+    }
+    found.reverse();
+    Ok(found)
+}
+
+/// The whole session's changes joined from its turns' diffs, for a server whose
+/// whole-session diff is empty although its turns changed files (1.18.33 answers `[]` there
+/// and keeps each turn's diff on its user message): per file the counts add up and the
+/// turns' patches follow each other, oldest first.
+async fn joined_turns(core: &Core, session_id: &str) -> Result<Vec<FileDiff>> {
+    let client = core.client()?;
+    let mut joined: Vec<FileDiff> = Vec::new();
+    for message_id in user_messages(core, session_id, MAX_JOINED_TURNS).await? {
+        for diff in client.session_diff(session_id, Some(&message_id)).await? {
+            match joined.iter_mut().find(|d| d.file == diff.file) {
+                Some(known) => {
+                    known.additions = known.additions.saturating_add(diff.additions);
+                    known.deletions = known.deletions.saturating_add(diff.deletions);
+                    known.status = match (known.status, diff.status) {
+                        (_, FileStatus::Deleted) => FileStatus::Deleted,
+                        (FileStatus::Added, _) => FileStatus::Added,
+                        _ => FileStatus::Modified,
+                    };
+                    known.patch = match (known.patch.take(), diff.patch) {
+                        (Some(a), Some(b)) => Some(format!("{}\n{b}", a.trim_end_matches('\n'))),
+                        (a, b) => a.or(b),
+                    };
+                }
+                None => joined.push(diff),
+            }
+        }
+    }
+    Ok(joined)
+}
+
+/// The server's diffs as the UI gets them: files without a path dropped, patches over the
+/// limits left out (and marked).
+fn file_changes(diffs: Vec<FileDiff>) -> Vec<FileChange> {
+    let mut budget = TOTAL_PATCH_LIMIT;
+    diffs
+        .into_iter()
+        .filter(|d| !d.file.is_empty())
+        .map(|d| {
+            let (patch, too_large) = match d.patch {
+                Some(p) if p.len() > FILE_PATCH_LIMIT || p.len() > budget => (None, true),
+                Some(p) => {
+                    budget -= p.len();
+                    (Some(p), false)
+                }
+                None => (None, false),
+            };
+            FileChange {
+                path: d.file,
+                status: d.status,
+                additions: d.additions,
+                deletions: d.deletions,
+                patch,
+                too_large,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn diff(file: &str, patch_len: usize) -> FileDiff {
+        FileDiff {
+            file: file.into(),
+            patch: Some("+".repeat(patch_len)),
+            additions: 1,
+            deletions: 0,
+            status: FileStatus::Added,
+        }
+    }
+
+    #[test]
+    fn patches_over_the_limits_are_left_out_and_marked() {
+        let files = file_changes(vec![
+            diff("small", 10),
+            diff("", 10),
+            diff("huge", FILE_PATCH_LIMIT + 1),
+            diff("fits", FILE_PATCH_LIMIT),
+        ]);
+        let shown: Vec<(&str, bool, bool)> = files
+            .iter()
+            .map(|f| (f.path.as_str(), f.patch.is_some(), f.too_large))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("small", true, false),
+                ("huge", false, true),
+                ("fits", true, false)
+            ]
+        );
+        let many: Vec<FileDiff> = (0..20)
+            .map(|i| diff(&format!("f{i}"), FILE_PATCH_LIMIT))
+            .collect();
+        let files = file_changes(many);
+        let sent: usize = files
+            .iter()
+            .filter_map(|f| f.patch.as_ref())
+            .map(String::len)
+            .sum();
+        assert!(sent <= TOTAL_PATCH_LIMIT, "{sent}");
+        assert!(files.last().is_some_and(|f| f.too_large));
+    }
+}
