@@ -165,6 +165,13 @@ export const de: Record<MessageKey, string> = {
   'tool.failed': 'Fehlgeschlagen:',
   'tool.details': 'Details',
 
+  'usage.tokens': '{count} Tokens',
+  'usage.breakdown': 'Eingabe {input} · Ausgabe {output} · Denken {reasoning} · Cache gelesen {cacheRead} · Cache geschrieben {cacheWrite}',
+  'usage.turn': 'Diese Antwort: {summary}',
+  'usage.session': 'Sitzung insgesamt: {summary}',
+  'usage.sessionLoaded': 'Summe der geladenen Nachrichten: {summary}',
+  'chat.turnSteps': '{count} Schritte',
+
   'transfer.toImplementer': 'Review-Feedback an den umsetzenden Agenten senden',
   'transfer.toReviewer': 'Antwort der Umsetzung an den prüfenden Agenten senden',
   'transfer.tooltip.toImplementer': 'Dieses Review-Feedback an die umsetzende Sitzung senden',

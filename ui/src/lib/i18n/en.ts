@@ -164,6 +164,13 @@ export const en = {
   'tool.failed': 'Failed:',
   'tool.details': 'Details',
 
+  'usage.tokens': '{count} tokens',
+  'usage.breakdown': 'Input {input} · output {output} · reasoning {reasoning} · cache read {cacheRead} · cache write {cacheWrite}',
+  'usage.turn': 'This reply: {summary}',
+  'usage.session': 'Session total: {summary}',
+  'usage.sessionLoaded': 'Total of the loaded messages: {summary}',
+  'chat.turnSteps': '{count} steps',
+
   'transfer.toImplementer': 'Send review feedback to implementing agent',
   'transfer.toReviewer': 'Send implementation response to reviewing agent',
   'transfer.tooltip.toImplementer': 'Send this review feedback to the implementing session',

@@ -4,6 +4,7 @@
 //! file saves most of the tests' build time.
 
 mod client_fault;
+mod message_tokens;
 mod real_server;
 mod stream_fault;
 mod supervisor;
