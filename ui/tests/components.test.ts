@@ -8,6 +8,7 @@ vi.mock('$lib/host', async (importOriginal) => {
 });
 
 const { default: MessageItem } = await import('$lib/components/MessageItem.svelte');
+const { default: TurnItem } = await import('$lib/components/TurnItem.svelte');
 const { default: ReviewsPanel } = await import('$lib/components/ReviewsPanel.svelte');
 const { store } = await import('$lib/state/store.svelte');
 const { MessageView } = await import('$lib/state/transcript.svelte');
@@ -36,7 +37,12 @@ afterEach(() => {
 function render(props: Record<string, unknown>) {
   const target = document.createElement('div');
   document.body.appendChild(target);
-  app = mount(MessageItem, { target, props: props as never });
+  // An assistant message is shown as a turn of one step.
+  const message = props.message as InstanceType<typeof MessageView>;
+  app =
+    message.info.role === 'assistant'
+      ? mount(TurnItem, { target, props: { ...props, turn: { kind: 'turn', key: message.id, steps: [message], prompt: undefined } } as never })
+      : mount(MessageItem, { target, props: props as never });
   flushSync();
   return target;
 }

@@ -125,6 +125,22 @@ pub struct Session {
     #[serde(default, deserialize_with = "lenient", skip_serializing)]
     #[ts(skip)]
     pub permission: Option<Vec<PermissionRule>>,
+    /// What the session's turns cost so far, in dollars (as the server adds it up).
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub cost: Option<f64>,
+    /// The tokens the session's turns used so far (as the server adds them up).
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub tokens: Option<MessageTokens>,
 }
 
 /// One permission rule of a session: `permission` (`edit`, `bash`, ...) on paths or commands
@@ -306,6 +322,44 @@ pub struct MessageInfo {
     )]
     #[ts(optional)]
     pub cost: Option<f64>,
+    /// For assistant messages: the tokens the step used.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub tokens: Option<MessageTokens>,
+}
+
+/// Tokens an assistant step used, as OpenCode counts them (for the per-turn figures).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct MessageTokens {
+    /// Prompt tokens.
+    #[serde(default, deserialize_with = "lenient")]
+    pub input: f64,
+    /// Completion tokens.
+    #[serde(default, deserialize_with = "lenient")]
+    pub output: f64,
+    /// Reasoning tokens.
+    #[serde(default, deserialize_with = "lenient")]
+    pub reasoning: f64,
+    /// Prompt-cache reads and writes.
+    #[serde(default, deserialize_with = "lenient")]
+    pub cache: TokenCache,
+}
+
+/// Prompt-cache tokens of a step.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct TokenCache {
+    /// Tokens read from the cache.
+    #[serde(default, deserialize_with = "lenient")]
+    pub read: f64,
+    /// Tokens written to the cache.
+    #[serde(default, deserialize_with = "lenient")]
+    pub write: f64,
 }
 
 impl MessageInfo {

@@ -150,7 +150,8 @@ pub async fn start(
                     .await?
                     .ok_or(Error::NoAssistantText)?,
             };
-            let text = assistant_text(&message);
+            // A reply is the whole turn: every step answering the same prompt.
+            let text = super::transfer::turn_text(core, session_id, &message).await;
             if text.is_empty() {
                 return Err(Error::NoAssistantText);
             }

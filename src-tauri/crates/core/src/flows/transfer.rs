@@ -14,15 +14,16 @@ use crate::settings::Tab;
 use crate::store::assistant_text;
 use crate::transfer_log::TransferRecord;
 
-/// Sends the text of assistant message `message_id` of `session_id` to the linked session,
-/// whether or not it was sent before (the send is recorded all the same).
+/// Sends the text of the turn that assistant message `message_id` of `session_id` belongs to
+/// (every step answering the same prompt) to the linked session, whether or not it was sent
+/// before (the send is recorded all the same).
 pub async fn transfer(core: &Core, session_id: &str, message_id: &str) -> Result<TransferResult> {
     send(core, session_id, message_id, true).await
 }
 
-/// Sends the text of assistant message `message_id` of `session_id` to the linked session and
-/// records the send. A message sent before is refused with [`Error::AlreadyTransferred`] unless
-/// `resend` says the user confirmed sending it again.
+/// Sends the text of the turn that assistant message `message_id` of `session_id` belongs to
+/// to the linked session and records the send. A message sent before is refused with
+/// [`Error::AlreadyTransferred`] unless `resend` says the user confirmed sending it again.
 ///
 /// The hot path is one request: both sessions and the message come from the store (kept
 /// current by the event stream) when it has them, and a target deleted meanwhile is told by
@@ -59,7 +60,7 @@ pub async fn send(
             "only assistant messages can be sent".into(),
         ));
     }
-    let text = assistant_text(&message);
+    let text = turn_text(core, session_id, &message).await;
     if text.is_empty() {
         return Err(Error::NoAssistantText);
     }
@@ -184,4 +185,42 @@ pub(crate) async fn find_message(
             None => return Err(Error::MessageNotFound(message_id.to_owned())),
         }
     }
+}
+
+/// The text of the turn `message` belongs to: the visible text of every assistant step that
+/// answers the same user message, oldest first, joined by blank lines. The steps come from the
+/// loaded transcript, else from the newest page of the server; a message without a parent, or
+/// one found on neither, is a turn of its own.
+pub(crate) async fn turn_text(core: &Core, session_id: &str, message: &MessageWithParts) -> String {
+    let Some(parent) = message.info.parent_id.clone() else {
+        return assistant_text(message);
+    };
+    let loaded = core.read_store(|s, _| {
+        s.transcript(session_id)
+            .filter(|t| t.message(&message.info.id).is_some())
+            .map(|t| steps_text(t.messages(), &parent))
+    });
+    if let Some(text) = loaded {
+        return text;
+    }
+    match core.client() {
+        Ok(client) => match client.messages(session_id, Some(200), None).await {
+            Ok(page) if page.messages.iter().any(|m| m.info.id == message.info.id) => {
+                steps_text(&page.messages, &parent)
+            }
+            _ => assistant_text(message),
+        },
+        Err(_) => assistant_text(message),
+    }
+}
+
+/// Joined visible text of the assistant messages answering `parent`, in the given order.
+fn steps_text(messages: &[MessageWithParts], parent: &str) -> String {
+    let texts: Vec<String> = messages
+        .iter()
+        .filter(|m| m.info.role == "assistant" && m.info.parent_id.as_deref() == Some(parent))
+        .map(assistant_text)
+        .filter(|t| !t.is_empty())
+        .collect();
+    texts.join("\n\n")
 }

@@ -627,6 +627,49 @@ async fn a_transfer_to_a_silently_deleted_session_says_it_is_gone() {
     h.stop().await;
 }
 
+/// A reply of several steps (tool calls between texts) is one turn: its transfer sends the text
+/// of every step, whichever step the button was on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transfer_sends_the_whole_turn_not_one_step() {
+    let h = Harness::start().await;
+    let o = h.fake.seed_session("Add login form", None);
+    h.fake.script(&o, Reply::text("Added a login form."));
+    h.fake.script_any(Reply::steps(&[
+        "Reading the handler first.",
+        "The handler accepts an empty password.",
+    ]));
+    let review = assert_done(&h.handoff(&o, SHORT).await);
+    h.fake.wait_turns(&review, 1, SHORT).await;
+    let review_prompt = h.fake.prompts_to(&review)[0]["messageID"]
+        .as_str()
+        .expect("review prompt id")
+        .to_owned();
+    let steps: Vec<String> = h
+        .fake
+        .messages(&review)
+        .into_iter()
+        .filter(|m| m.info["role"] == "assistant" && m.info["parentID"] == review_prompt.as_str())
+        .filter_map(|m| m.info["id"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(steps.len(), 2, "the reply has two steps");
+
+    h.request(Request::Transfer(crosscheck_core::requests::Transfer {
+        session_id: review.clone(),
+        message_id: steps[0].clone(),
+    }))
+    .await
+    .expect("transfer of the turn");
+    let sent = h.fake.prompts_to(&o);
+    let text = sole_text(sent.last().expect("a prompt reached the original"));
+    assert_eq!(
+        text,
+        format!(
+            "{FEEDBACK_HEAD}Reading the handler first.\n\nThe handler accepts an empty password."
+        )
+    );
+    h.stop().await;
+}
+
 /// (10) The implementer's answer reaches the reviewer in the agreed words, with nothing internal,
 /// and the review session's tab opens.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

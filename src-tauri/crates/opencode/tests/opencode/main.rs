@@ -5,6 +5,7 @@
 
 mod client_fault;
 mod real_changes;
+mod message_tokens;
 mod real_server;
 mod stream_fault;
 mod supervisor;

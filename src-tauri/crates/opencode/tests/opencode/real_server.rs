@@ -304,6 +304,16 @@ async fn the_real_server_end_to_end() {
             .any(|p| p.synthetic && p.text.as_deref() == Some("hidden instructions"))
     );
     assert!(all.messages.len() >= 2);
+    let reply = all
+        .messages
+        .iter()
+        .find(|m| m.info.role == "assistant")
+        .expect("an assistant message");
+    assert_eq!(reply.info.parent_id.as_deref(), Some(message_id.as_str()));
+    assert!(
+        reply.info.tokens.is_some(),
+        "the assistant step carries its tokens"
+    );
     let newest = client
         .messages(&id, Some(1), None)
         .await
