@@ -15,11 +15,15 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 
 use crate::error::{BODY_LIMIT, Error, describe_reqwest, truncate};
+
+mod history;
+
 use crate::types::{
     AgentInfo, CommandInfo, CommandRequest, CreateSession, Health, MessagePage, MessageWithParts,
     ModelInfo, PermissionReply, PermissionRequest, Project, PromptRequest, ProviderCatalog,
     ProviderInfo, Session, SessionPatch, SessionStatus, lenient,
 };
+pub use history::FIND_LIMIT;
 
 /// Characters a query value keeps as they are: RFC 3986 unreserved plus `/` (paths stay readable).
 const QUERY_VALUE: &AsciiSet = &NON_ALPHANUMERIC

@@ -303,6 +303,8 @@ export const en = {
   'error.flow_cancelled': 'Cancelled.',
   'error.storage': 'Could not read or write local data.',
   'error.fingerprint_failed': 'Could not tell which code this is: the folder is not a git repository, or git failed.',
+  'error.session_busy': 'The session is running a turn. Wait for it to end, or stop it, and try again.',
+  'error.file_too_large': 'The file is too large to attach.',
   'error.internal': 'Something went wrong inside Crosscheck.',
   'error.unauthorized': 'Not authorized. Open the link that `crosscheck serve` printed.',
   'error.unknown': 'Something went wrong.',

@@ -3,4 +3,4 @@
 /**
  * A stable error code: the UI shows the localized text of `error.<code>`.
  */
-export type ErrorCode = "opencode_unreachable" | "opencode_unauthorized" | "opencode_status" | "opencode_malformed" | "opencode_spawn" | "opencode_not_ready" | "invalid_url" | "not_found" | "storage" | "invalid_request" | "no_linked_session" | "no_assistant_text" | "review_link_failed" | "metadata_conflict" | "handoff_timeout" | "handoff_failed" | "handoff_aborted" | "flow_cancelled" | "review_failed" | "fingerprint_failed" | "internal" | "unauthorized" | "forbidden_host" | "too_many_streams" | "host_unreachable";
+export type ErrorCode = "opencode_unreachable" | "opencode_unauthorized" | "opencode_status" | "opencode_malformed" | "opencode_spawn" | "opencode_not_ready" | "invalid_url" | "not_found" | "storage" | "invalid_request" | "no_linked_session" | "no_assistant_text" | "review_link_failed" | "metadata_conflict" | "handoff_timeout" | "handoff_failed" | "handoff_aborted" | "flow_cancelled" | "review_failed" | "fingerprint_failed" | "session_busy" | "file_too_large" | "internal" | "unauthorized" | "forbidden_host" | "too_many_streams" | "host_unreachable";

@@ -10,6 +10,8 @@ import type { ColdReview } from "./ColdReview";
 import type { Commands } from "./Commands";
 import type { CreateSession } from "./CreateSession";
 import type { DeleteSession } from "./DeleteSession";
+import type { FindFiles } from "./FindFiles";
+import type { ForkSession } from "./ForkSession";
 import type { GetReview } from "./GetReview";
 import type { ListFindings } from "./ListFindings";
 import type { ListReviews } from "./ListReviews";
@@ -21,14 +23,16 @@ import type { Providers } from "./Providers";
 import type { RenameSession } from "./RenameSession";
 import type { ReplyPermission } from "./ReplyPermission";
 import type { ResetPrompt } from "./ResetPrompt";
+import type { RevertSession } from "./RevertSession";
 import type { RunCommand } from "./RunCommand";
 import type { SendPrompt } from "./SendPrompt";
 import type { SetPrompt } from "./SetPrompt";
 import type { SetSettings } from "./SetSettings";
 import type { StartHandoffReview } from "./StartHandoffReview";
 import type { Transfer } from "./Transfer";
+import type { UnrevertSession } from "./UnrevertSession";
 
 /**
  * A request from the UI, serialized as `{"cmd": "...", ...fields}`.
  */
-export type Request = { "cmd": "snapshot" } | { "cmd": "prompts" } | { "cmd": "listLoops" } | { "cmd": "openSession" } & OpenSession | { "cmd": "closeSession" } & CloseSession | { "cmd": "loadOlder" } & LoadOlder | { "cmd": "createSession" } & CreateSession | { "cmd": "renameSession" } & RenameSession | { "cmd": "archiveSession" } & ArchiveSession | { "cmd": "deleteSession" } & DeleteSession | { "cmd": "sendPrompt" } & SendPrompt | { "cmd": "runCommand" } & RunCommand | { "cmd": "abort" } & Abort | { "cmd": "replyPermission" } & ReplyPermission | { "cmd": "providers" } & Providers | { "cmd": "agents" } & Agents | { "cmd": "commands" } & Commands | { "cmd": "setSettings" } & SetSettings | { "cmd": "openTab" } & OpenTab | { "cmd": "closeTab" } & CloseTab | { "cmd": "activateTab" } & ActivateTab | { "cmd": "moveTab" } & MoveTab | { "cmd": "setPrompt" } & SetPrompt | { "cmd": "resetPrompt" } & ResetPrompt | { "cmd": "startHandoffReview" } & StartHandoffReview | { "cmd": "cancelFlow" } & CancelFlow | { "cmd": "transfer" } & Transfer | { "cmd": "coldReview" } & ColdReview | { "cmd": "listReviews" } & ListReviews | { "cmd": "getReview" } & GetReview | { "cmd": "listFindings" } & ListFindings;
+export type Request = { "cmd": "snapshot" } | { "cmd": "prompts" } | { "cmd": "listLoops" } | { "cmd": "openSession" } & OpenSession | { "cmd": "closeSession" } & CloseSession | { "cmd": "loadOlder" } & LoadOlder | { "cmd": "createSession" } & CreateSession | { "cmd": "renameSession" } & RenameSession | { "cmd": "archiveSession" } & ArchiveSession | { "cmd": "deleteSession" } & DeleteSession | { "cmd": "sendPrompt" } & SendPrompt | { "cmd": "revertSession" } & RevertSession | { "cmd": "unrevertSession" } & UnrevertSession | { "cmd": "forkSession" } & ForkSession | { "cmd": "findFiles" } & FindFiles | { "cmd": "runCommand" } & RunCommand | { "cmd": "abort" } & Abort | { "cmd": "replyPermission" } & ReplyPermission | { "cmd": "providers" } & Providers | { "cmd": "agents" } & Agents | { "cmd": "commands" } & Commands | { "cmd": "setSettings" } & SetSettings | { "cmd": "openTab" } & OpenTab | { "cmd": "closeTab" } & CloseTab | { "cmd": "activateTab" } & ActivateTab | { "cmd": "moveTab" } & MoveTab | { "cmd": "setPrompt" } & SetPrompt | { "cmd": "resetPrompt" } & ResetPrompt | { "cmd": "startHandoffReview" } & StartHandoffReview | { "cmd": "cancelFlow" } & CancelFlow | { "cmd": "transfer" } & Transfer | { "cmd": "coldReview" } & ColdReview | { "cmd": "listReviews" } & ListReviews | { "cmd": "getReview" } & GetReview | { "cmd": "listFindings" } & ListFindings;

@@ -7,6 +7,7 @@
 
 pub mod catalog;
 pub mod handoff;
+pub mod history;
 pub mod prompts;
 pub mod review_loop;
 pub mod reviews;
@@ -34,6 +35,7 @@ use crate::settings::Settings;
 
 pub use catalog::{Agents, Commands, Providers};
 pub use handoff::{CancelFlow, StartHandoffReview, Transfer};
+pub use history::{FindFiles, ForkSession, RevertSession, UnrevertSession};
 pub use prompts::{ResetPrompt, SetPrompt};
 pub use review_loop::ListFindings;
 pub use reviews::{ColdReview, GetReview, ListReviews};
@@ -119,8 +121,16 @@ requests! {
         ArchiveSession(ArchiveSession) => SessionView = sessions::archive;
         /// Deletes a session (with review-link clean-up).
         DeleteSession(DeleteSession) => () = sessions::delete;
-        /// Sends a user message.
+        /// Sends a user message (with files; reverting first for an edit).
         SendPrompt(SendPrompt) => Sent = turns::send_prompt;
+        /// Reverts a session to a user message: it and everything after it are undone.
+        RevertSession(RevertSession) => SessionView = history::revert;
+        /// Brings back what a revert undid.
+        UnrevertSession(UnrevertSession) => SessionView = history::unrevert;
+        /// Forks a session before a message; answers the new session.
+        ForkSession(ForkSession) => SessionView = history::fork;
+        /// Files of a session's folder matching an `@` mention, best first.
+        FindFiles(FindFiles) => Vec<String> = history::find_files;
         /// Runs a slash command (a server command or one of Crosscheck's).
         RunCommand(RunCommand) => CommandStarted = turns::run_command;
         /// Stops the running turn.

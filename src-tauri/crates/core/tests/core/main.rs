@@ -10,6 +10,7 @@ mod fingerprint;
 mod flow_faults;
 mod followers;
 mod handoff_flows;
+mod history;
 mod permissions;
 mod review_loop;
 mod sync_buffering;
