@@ -294,15 +294,19 @@ mod tests {
     #[test]
     fn the_ui_uses_the_same_limits() {
         let ui = include_str!("../../../../ui/src/lib/attachments.ts");
-        assert!(
-            ui.contains(&format!(
-                "MAX_ATTACHMENT_BYTES = {}",
-                MAX_ATTACHMENT_BYTES / 1024 / 1024
-            )) && ui.contains(&format!(
-                "MAX_PROMPT_ATTACHMENT_BYTES = {}",
-                MAX_PROMPT_ATTACHMENT_BYTES / 1024 / 1024
-            )) && ui.contains(&format!("MAX_ATTACHMENTS = {MAX_ATTACHMENTS}")),
-            "ui/src/lib/attachments.ts must name the backend's limits"
-        );
+        let mb = |bytes: u64| bytes / 1024 / 1024;
+        for line in [
+            format!(
+                "MAX_ATTACHMENT_BYTES = {} * MB;",
+                mb(MAX_ATTACHMENT_BYTES)
+            ),
+            format!(
+                "MAX_PROMPT_ATTACHMENT_BYTES = {} * MB;",
+                mb(MAX_PROMPT_ATTACHMENT_BYTES)
+            ),
+            format!("MAX_ATTACHMENTS = {MAX_ATTACHMENTS};"),
+        ] {
+            assert!(ui.contains(&line), "ui/src/lib/attachments.ts must say {line}");
+        }
     }
 }
