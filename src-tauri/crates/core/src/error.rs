@@ -86,6 +86,10 @@ error_codes! {
     FolderMissing = 422,
     /// A new session's folder is a file, not a directory.
     NotAFolder = 422,
+    /// The session is running a turn; it cannot be reverted until the turn ends.
+    SessionBusy = 409,
+    /// An attached file (or all of them together) is larger than a message may carry.
+    FileTooLarge = 413,
     /// A bug in Crosscheck.
     Internal = 422,
     /// Web mode: the token is missing or wrong.
@@ -173,6 +177,19 @@ pub enum Error {
     /// A new session's folder is a file.
     #[error("{0} is a file, not a folder")]
     NotAFolder(String),
+    /// The session is running a turn (the server answered 409).
+    #[error("session {0} is running a turn; wait for it to end or stop it first")]
+    SessionBusy(String),
+    /// An attached file, or all of a prompt's files together, is too large.
+    #[error("{name}: {} MB is more than the limit of {} MB", mb(*size), mb(*limit))]
+    FileTooLarge {
+        /// The file's name, or how many files there are together.
+        name: String,
+        /// Its size in bytes, decoded.
+        size: u64,
+        /// The limit it is over, in bytes.
+        limit: u64,
+    },
     /// A bug: something that should not happen.
     #[error("internal error: {0}")]
     Internal(String),
@@ -201,6 +218,8 @@ impl Error {
             Error::FolderNotAbsolute(_) => ErrorCode::FolderNotAbsolute,
             Error::FolderMissing(_) => ErrorCode::FolderMissing,
             Error::NotAFolder(_) => ErrorCode::NotAFolder,
+            Error::SessionBusy(_) => ErrorCode::SessionBusy,
+            Error::FileTooLarge { .. } => ErrorCode::FileTooLarge,
             Error::Internal(_) => ErrorCode::Internal,
         }
     }
@@ -221,6 +240,11 @@ impl Error {
             message: self.to_string(),
         }
     }
+}
+
+/// Bytes as megabytes with one decimal, for messages.
+fn mb(bytes: u64) -> String {
+    format!("{:.1}", bytes as f64 / (1024.0 * 1024.0))
 }
 
 /// The code of an OpenCode client error.

@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod api_types;
+pub mod attachments;
 pub mod core;
 pub mod db;
 pub mod error;

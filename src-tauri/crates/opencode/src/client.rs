@@ -19,11 +19,15 @@ mod changes;
 pub use changes::DIFF_BODY_LIMIT;
 
 use crate::error::{BODY_LIMIT, Error, describe_reqwest, truncate};
+
+mod history;
+
 use crate::types::{
     AgentInfo, CommandInfo, CommandRequest, CreateSession, Health, MessagePage, MessageWithParts,
     ModelInfo, PermissionReply, PermissionRequest, Project, PromptRequest, ProviderCatalog,
     ProviderInfo, ServerPath, Session, SessionPatch, SessionStatus, lenient,
 };
+pub use history::FIND_LIMIT;
 
 /// Characters a query value keeps as they are: RFC 3986 unreserved plus `/` (paths stay readable).
 const QUERY_VALUE: &AsciiSet = &NON_ALPHANUMERIC

@@ -102,6 +102,15 @@ pub struct Session {
     )]
     #[ts(optional, type = "Record<string, unknown>")]
     pub metadata: Option<Metadata>,
+    /// Set while the session is reverted: the messages from this point on are undone (and
+    /// hidden) until a redo, or dropped for good by the next prompt.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub revert: Option<SessionRevert>,
     /// When it was created, last updated and archived.
     #[serde(default, deserialize_with = "lenient")]
     pub time: SessionTime,
@@ -164,6 +173,24 @@ impl PermissionRule {
             action: action.to_owned(),
         }
     }
+}
+
+/// Where a reverted session was reverted to (`Session.revert`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct SessionRevert {
+    /// The first message that is undone: it and everything after it.
+    #[serde(rename = "messageID", default, deserialize_with = "lenient")]
+    pub message_id: String,
+    /// Within that message, the first undone part, when the revert started mid-message.
+    #[serde(
+        rename = "partID",
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub part_id: Option<String>,
 }
 
 /// A session's run state: `idle`, `busy` or `retry` (anything else is kept as sent).
@@ -692,22 +719,64 @@ pub struct TextPartInput {
 
 impl TextPartInput {
     /// A visible text part.
-    pub fn visible(text: impl Into<String>) -> Self {
-        Self {
+    pub fn visible(text: impl Into<String>) -> PartInput {
+        PartInput::Text(Self {
             kind: "text",
             text: text.into(),
             synthetic: false,
-        }
+        })
     }
 
     /// A synthetic (hidden) text part.
-    pub fn synthetic(text: impl Into<String>) -> Self {
-        Self {
+    pub fn synthetic(text: impl Into<String>) -> PartInput {
+        PartInput::Text(Self {
             kind: "text",
             text: text.into(),
             synthetic: true,
-        }
+        })
     }
+}
+
+/// A file part of a prompt: the server reads a `file://` URL itself, and inlines a `data:`
+/// URL's content (text as a synthetic read of the file, images for models that take them).
+#[derive(Debug, Clone, Serialize)]
+pub struct FilePartInput {
+    /// Always `file`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// MIME type (`text/plain`, `image/png`, ...).
+    pub mime: String,
+    /// The name shown for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filename: Option<String>,
+    /// `data:<mime>;base64,...` or `file:///absolute/path`.
+    pub url: String,
+}
+
+impl FilePartInput {
+    /// A file part for `url`.
+    pub fn part(
+        mime: impl Into<String>,
+        filename: Option<String>,
+        url: impl Into<String>,
+    ) -> PartInput {
+        PartInput::File(Self {
+            kind: "file",
+            mime: mime.into(),
+            filename,
+            url: url.into(),
+        })
+    }
+}
+
+/// One part of a prompt: text or a file.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum PartInput {
+    /// A text part.
+    Text(TextPartInput),
+    /// A file part.
+    File(FilePartInput),
 }
 
 /// Body of `POST /session/:id/prompt_async`.
@@ -716,8 +785,8 @@ pub struct PromptRequest {
     /// Client-chosen id of the user message (must sort after existing ids).
     #[serde(rename = "messageID", skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
-    /// Text parts.
-    pub parts: Vec<TextPartInput>,
+    /// Text and file parts.
+    pub parts: Vec<PartInput>,
     /// Model to answer with.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<ModelRef>,

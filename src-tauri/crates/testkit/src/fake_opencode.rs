@@ -25,6 +25,7 @@ use serde_json::{Value, json};
 use tokio::sync::{broadcast, oneshot, watch};
 
 mod diffs;
+mod history;
 
 /// The server's version, as `/global/health` reports it.
 pub const VERSION: &str = "1.18.33";
@@ -225,6 +226,10 @@ pub struct FakeState {
     sync: SyncFaults,
     /// The diff, todo and config routes' answers (see `diffs`).
     diffs: diffs::DiffState,
+    /// What `GET /find/file` searches ([`FakeOpencode::set_files`]).
+    files: Vec<String>,
+    /// The next `GET /find/file` answers 500.
+    fail_find: bool,
 }
 
 impl FakeState {
@@ -635,6 +640,10 @@ fn route_of(method: &Method, path: &str) -> (String, Option<String>) {
     match segs.as_slice() {
         ["session", "status"] => (format!("{method} /session/status"), None),
         ["session", id] => (format!("{method} /session/:id"), Some((*id).to_owned())),
+        ["session", id, "message", _] => (
+            format!("{method} /session/:id/message/:messageID"),
+            Some((*id).to_owned()),
+        ),
         ["session", id, rest] => (
             format!("{method} /session/:id/{rest}"),
             Some((*id).to_owned()),
@@ -716,6 +725,7 @@ async fn handle(
         directory,
         &query,
         body,
+        &path,
     )
     .await;
     shared.lock().requests[index].status = response.status().as_u16();
@@ -741,6 +751,7 @@ async fn route_request(
     directory: Option<String>,
     query: &HashMap<String, String>,
     body: Value,
+    path: &str,
 ) -> Response {
     let id = id.unwrap_or_default();
     if let Some(response) = diffs::route(shared, route, id, directory.as_deref(), query) {
@@ -801,6 +812,14 @@ async fn route_request(
         }
         "PATCH /session/:id" => patch_session(shared, id, body).await,
         "DELETE /session/:id" => delete_session(shared, id).await,
+        "POST /session/:id/revert" => history::revert(shared, id, &body),
+        "POST /session/:id/unrevert" => history::unrevert(shared, id),
+        "POST /session/:id/fork" => history::fork(shared, id, &body),
+        "GET /session/:id/message/:messageID" => {
+            let message_id = path.rsplit('/').next().unwrap_or_default();
+            history::message(shared, id, message_id)
+        }
+        "GET /find/file" => history::find_files(shared, query),
         "GET /session/:id/message" => {
             if take_message_failure(shared, id) {
                 return injected_failure();
@@ -824,6 +843,7 @@ async fn route_request(
                 .as_str()
                 .map(str::to_owned)
                 .unwrap_or_else(ids::message_id);
+            history::clean_up_revert(shared, id);
             tokio::spawn(run_turn(shared.clone(), id.to_owned(), user_id, body));
             StatusCode::NO_CONTENT.into_response()
         }

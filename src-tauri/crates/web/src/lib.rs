@@ -129,7 +129,13 @@ pub async fn serve(api: Api, options: ServeOptions) -> Result<Running, Error> {
 
 fn router(state: AppState) -> Router {
     let api = Router::new()
-        .route("/api", post(call))
+        // Prompts carry attached files as base64: more than axum's 2 MB default.
+        .route(
+            "/api",
+            post(call).layer(axum::extract::DefaultBodyLimit::max(
+                crosscheck_core::attachments::MAX_REQUEST_BYTES,
+            )),
+        )
         .route("/api/events", get(events))
         .route("/api/stats", get(stats))
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))

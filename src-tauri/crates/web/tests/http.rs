@@ -440,3 +440,26 @@ async fn the_ui_built_into_the_binary_is_served_without_a_folder() {
         "text/javascript; charset=utf-8"
     );
 }
+
+#[tokio::test]
+async fn a_prompt_with_a_few_megabytes_of_files_reaches_the_api() {
+    let s = start().await;
+    // 6 MB of base64: over axum's 2 MB default body limit, within an attachment's 10 MB.
+    let body = json!({
+        "cmd": "sendPrompt", "sessionId": "ses_1", "text": "see the file",
+        "attachments": [{"kind": "data", "filename": "big.txt", "mime": "text/plain",
+            "url": format!("data:text/plain;base64,{}", "QUJD".repeat(1_500_000))}],
+    })
+    .to_string();
+    let (status, answer) = post(&s, Some(&s.token), &body).await;
+    // The Api read it: it answers that OpenCode cannot be reached, not that the body is too
+    // large.
+    assert_eq!(
+        (status, answer["code"].as_str()),
+        (422, Some("opencode_unreachable")),
+        "{answer}"
+    );
+    let huge = "x".repeat(crosscheck_core::attachments::MAX_REQUEST_BYTES + 1);
+    let (status, _) = post(&s, Some(&s.token), &huge).await;
+    assert_eq!(status, 413);
+}

@@ -1,6 +1,34 @@
-// Composer drafts per session: in memory, and in localStorage so a reload keeps them.
+// Composer drafts per session: the text in memory and in localStorage (so a reload keeps it);
+// attached files and an edit in progress in memory only (a switch of sessions keeps them, a
+// reload does not: files can weigh megabytes).
 
+import type { ComposerFile } from '$lib/attachments';
 import { load, save } from './persist';
+
+const files = new Map<string, ComposerFile[]>();
+const edits = new Map<string, string>();
+
+/** The files attached in a session's composer. */
+export function getDraftFiles(sessionId: string): ComposerFile[] {
+  return files.get(sessionId) ?? [];
+}
+
+/** Keeps the files attached in a session's composer. */
+export function setDraftFiles(sessionId: string, list: ComposerFile[]): void {
+  if (list.length) files.set(sessionId, list);
+  else files.delete(sessionId);
+}
+
+/** The earlier message a session's composer is editing (edit and resend), if any. */
+export function getDraftEdit(sessionId: string): string | undefined {
+  return edits.get(sessionId);
+}
+
+/** Keeps (or, with undefined, forgets) the message a session's composer is editing. */
+export function setDraftEdit(sessionId: string, messageId: string | undefined): void {
+  if (messageId) edits.set(sessionId, messageId);
+  else edits.delete(sessionId);
+}
 
 const memory = new Map<string, string>();
 const timers = new Map<string, ReturnType<typeof setTimeout>>();

@@ -80,6 +80,8 @@ class Ui {
   now: number = $state(Date.now());
   /** The change stream to the backend is down. */
   streamLost: boolean = $state(false);
+  /** Edit and resend: text for a session's composer and the earlier message it replaces. */
+  editRequest: { sessionId: string; messageId: string; text: string } | null = $state(null);
 
   select(sessionId: string | null): void {
     this.selectedSessionId = sessionId;

@@ -12,6 +12,8 @@ import type { ColdReview } from "./ColdReview";
 import type { Commands } from "./Commands";
 import type { CreateSession } from "./CreateSession";
 import type { DeleteSession } from "./DeleteSession";
+import type { FindFiles } from "./FindFiles";
+import type { ForkSession } from "./ForkSession";
 import type { GetReview } from "./GetReview";
 import type { ListFindings } from "./ListFindings";
 import type { ListReviews } from "./ListReviews";
@@ -24,6 +26,7 @@ import type { Providers } from "./Providers";
 import type { RenameSession } from "./RenameSession";
 import type { ReplyPermission } from "./ReplyPermission";
 import type { ResetPrompt } from "./ResetPrompt";
+import type { RevertSession } from "./RevertSession";
 import type { RunCommand } from "./RunCommand";
 import type { SendPrompt } from "./SendPrompt";
 import type { SetPrompt } from "./SetPrompt";
@@ -33,6 +36,7 @@ import type { StartHandoffReview } from "./StartHandoffReview";
 import type { StartLoop } from "./StartLoop";
 import type { StopLoop } from "./StopLoop";
 import type { Transfer } from "./Transfer";
+import type { UnrevertSession } from "./UnrevertSession";
 
 /**
  * A request from the UI, serialized as `{"cmd": "...", ...fields}`.

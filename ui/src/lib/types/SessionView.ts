@@ -2,6 +2,7 @@
 import type { MessageTokens } from "./MessageTokens";
 import type { ReviewLink } from "./ReviewLink";
 import type { SessionModel } from "./SessionModel";
+import type { SessionRevert } from "./SessionRevert";
 import type { SessionTime } from "./SessionTime";
 
 /**
@@ -41,6 +42,11 @@ title: string,
  * Free-form metadata; replaced whole by updates.
  */
 metadata?: Record<string, unknown>, 
+/**
+ * Set while the session is reverted: the messages from this point on are undone (and
+ * hidden) until a redo, or dropped for good by the next prompt.
+ */
+revert?: SessionRevert, 
 /**
  * When it was created, last updated and archived.
  */

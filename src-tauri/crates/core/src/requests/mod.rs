@@ -9,6 +9,7 @@ pub mod catalog;
 pub mod folders;
 pub mod changes;
 pub mod handoff;
+pub mod history;
 pub mod prompts;
 pub mod review_loop;
 pub mod reviews;
@@ -40,6 +41,7 @@ pub use catalog::{Agents, Commands, Providers};
 pub use changes::{ChangeSet, Changes, Todos};
 pub use folders::FolderChoices;
 pub use handoff::{CancelFlow, ListTransfers, StartHandoffReview, Transfer};
+pub use history::{FindFiles, ForkSession, RevertSession, UnrevertSession};
 pub use prompts::{ResetPrompt, SetPrompt};
 pub use review_loop::{ListFindings, LoopSettings, StartLoop, StopLoop};
 pub use reviews::{ColdReview, GetReview, ListReviews, SetReviewerSettings};
@@ -136,8 +138,16 @@ requests! {
         ArchiveSession(ArchiveSession) => SessionView = sessions::archive;
         /// Deletes a session (with review-link clean-up).
         DeleteSession(DeleteSession) => () = sessions::delete;
-        /// Sends a user message.
+        /// Sends a user message (with files; reverting first for an edit).
         SendPrompt(SendPrompt) => Sent = turns::send_prompt;
+        /// Reverts a session to a user message: it and everything after it are undone.
+        RevertSession(RevertSession) => SessionView = history::revert;
+        /// Brings back what a revert undid.
+        UnrevertSession(UnrevertSession) => SessionView = history::unrevert;
+        /// Forks a session before a message; answers the new session.
+        ForkSession(ForkSession) => SessionView = history::fork;
+        /// Files of a session's folder matching an `@` mention, best first.
+        FindFiles(FindFiles) => Vec<String> = history::find_files;
         /// Runs a slash command (a server command or one of Crosscheck's).
         RunCommand(RunCommand) => CommandStarted = turns::run_command;
         /// Stops the running turn.

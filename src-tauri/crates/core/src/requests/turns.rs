@@ -5,7 +5,9 @@ use crosscheck_opencode::{CommandRequest, PromptRequest, TextPartInput, ids};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::history;
 use crate::api_types::{ModelChoice, NoticeLevel, PermissionReplyKind, Sent};
+use crate::attachments::{self, Attachment};
 use crate::core::Core;
 use crate::error::{Error, Result};
 use crate::flows::cold_review::{self, ReviewProgress};
@@ -24,6 +26,15 @@ pub struct SendPrompt {
     #[serde(default)]
     #[ts(optional)]
     pub choice: Option<ModelChoice>,
+    /// Files sent with the text, as OpenCode `file` parts.
+    #[serde(default)]
+    #[ts(as = "Option<Vec<Attachment>>", optional)]
+    pub attachments: Vec<Attachment>,
+    /// Edit and resend: the session is first reverted to this user message, so the new prompt
+    /// replaces it and everything after it.
+    #[serde(default)]
+    #[ts(optional)]
+    pub revert_to: Option<String>,
 }
 
 /// Fields of [`Request::RunCommand`](super::Request::RunCommand).
@@ -92,9 +103,23 @@ pub enum CommandStarted {
 }
 
 /// Sends a visible user message under an id Crosscheck chooses.
+/// Its files are checked before anything is sent; with `revert_to` the session is reverted
+/// first (and nothing is sent when that fails).
 pub async fn send_prompt(core: &Core, req: SendPrompt) -> Result<Sent> {
-    if req.text.trim().is_empty() {
+    if req.text.trim().is_empty() && req.attachments.is_empty() {
         return Err(Error::InvalidRequest("the message is empty".into()));
+    }
+    let mut parts = Vec::with_capacity(1 + req.attachments.len());
+    if !req.text.trim().is_empty() {
+        parts.push(TextPartInput::visible(req.text));
+    }
+    if !req.attachments.is_empty() {
+        let directory = history::session_directory(core, &req.session_id).await?;
+        parts.extend(attachments::file_parts(&directory, &req.attachments)?);
+    }
+    if let Some(message_id) = &req.revert_to {
+        let session = history::revert_to(core, &req.session_id, message_id).await?;
+        core.remember_session(session);
     }
     let choice = req.choice.unwrap_or_default();
     let message_id = ids::message_id();
@@ -103,7 +128,7 @@ pub async fn send_prompt(core: &Core, req: SendPrompt) -> Result<Sent> {
             &req.session_id,
             &PromptRequest {
                 message_id: Some(message_id.clone()),
-                parts: vec![TextPartInput::visible(req.text)],
+                parts,
                 model: choice.model,
                 agent: choice.agent,
                 variant: choice.variant,

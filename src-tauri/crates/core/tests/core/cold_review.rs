@@ -77,6 +77,8 @@ async fn session_with_reply(h: &Harness, reply: &str) -> (String, String) {
             session_id: sid.clone(),
             text: "Write the plan".into(),
             choice: None,
+            attachments: Vec::new(),
+            revert_to: None,
         }))
         .await
         .expect("prompt sent"),

@@ -115,6 +115,8 @@ async fn a_prompt_that_fails_up_front_reaches_the_ui_with_the_servers_words() {
         session_id: o.clone(),
         text: "hello".into(),
         choice: None,
+        attachments: Vec::new(),
+        revert_to: None,
     }))
     .await
     .expect("sent");
@@ -147,6 +149,8 @@ async fn a_prompt_that_fails_up_front_reaches_the_ui_with_the_servers_words() {
         session_id: o.clone(),
         text: "again".into(),
         choice: None,
+        attachments: Vec::new(),
+        revert_to: None,
     }))
     .await
     .expect("sent");

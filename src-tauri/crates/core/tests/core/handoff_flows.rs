@@ -1257,6 +1257,8 @@ async fn deleting_an_original_with_a_link_succeeds() {
             session_id: r.clone(),
             text: "Any findings?".into(),
             choice: None,
+            attachments: Vec::new(),
+            revert_to: None,
         }))
         .await;
     let prompt_id = prompt.expect("prompt")["messageId"]

@@ -12,6 +12,7 @@ mod flow_faults;
 mod folders;
 mod followers;
 mod handoff_flows;
+mod history;
 mod permissions;
 mod review_loop;
 mod sync_buffering;

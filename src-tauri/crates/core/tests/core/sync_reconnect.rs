@@ -28,6 +28,8 @@ async fn reconnect_clears_a_busy_status_that_ended_while_away() {
             session_id: s.clone(),
             text: "Take your time.".into(),
             choice: None,
+            attachments: Vec::new(),
+            revert_to: None,
         }))
         .await
         .expect("prompt");
@@ -153,6 +155,8 @@ async fn events_flow_again_after_a_reconnect() {
         session_id: s.clone(),
         text: "Hello again.".into(),
         choice: None,
+        attachments: Vec::new(),
+        revert_to: None,
     }))
     .await
     .expect("prompt");

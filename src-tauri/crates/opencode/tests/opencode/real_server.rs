@@ -69,7 +69,9 @@ pub(crate) fn options(root: &Path) -> SupervisorOptions {
     std::fs::write(&config_path, config.to_string()).expect("write config");
     env.push(("OPENCODE_CONFIG".into(), config_path.display().to_string()));
     let project = root.join("my project é");
-    std::fs::create_dir_all(&project).expect("mkdir");
+    std::fs::create_dir_all(project.join("src")).expect("mkdir");
+    // For the `@` file search.
+    std::fs::write(project.join("src/main.rs"), "fn main() {}\n").expect("write");
     SupervisorOptions {
         binary: std::env::var_os("OPENCODE_BIN").map(PathBuf::from),
         search_dirs: vec![tests_dir],
@@ -286,6 +288,12 @@ async fn the_real_server_end_to_end() {
         assistant > message_id,
         "the server's next id {assistant} sorts after ours {message_id}"
     );
+    // A revert while the turn runs is refused with 409 (SessionBusyError).
+    let busy = client.revert(&id, &message_id).await.expect_err("busy");
+    assert!(
+        matches!(busy, Error::Status { status: 409, ref body } if body.contains("SessionBusyError")),
+        "{busy:?}"
+    );
     client.abort(&id).await.expect("abort");
     until(&mut rx, "session.idle", |e| {
         matches!(e, Event::SessionIdle { session_id } if *session_id == id).then_some(())
@@ -328,6 +336,59 @@ async fn the_real_server_end_to_end() {
         older.messages[0].info.id,
         all.messages[all.messages.len() - 2].info.id
     );
+
+    // Go back and branch off: revert marks the session, redo clears it, a revert to an
+    // unknown message changes nothing, a fork copies the messages before the one named.
+    let one = client.message(&id, &message_id).await.expect("one message");
+    assert_eq!(one.info.id, message_id);
+    let gone = client
+        .message(&id, "msg_doesnotexist00000000000")
+        .await
+        .expect_err("unknown message");
+    assert!(matches!(gone, Error::NotFound { .. }), "{gone:?}");
+    let reverted = client.revert(&id, &message_id).await.expect("revert");
+    assert_eq!(
+        reverted.revert.as_ref().map(|r| r.message_id.as_str()),
+        Some(message_id.as_str())
+    );
+    let back = client.unrevert(&id).await.expect("unrevert");
+    assert!(back.revert.is_none(), "{back:?}");
+    let ignored = client
+        .revert(&id, "msg_doesnotexist00000000000")
+        .await
+        .expect("the server ignores an unknown message");
+    assert!(ignored.revert.is_none(), "{ignored:?}");
+    let forked = client.fork(&id, Some(&assistant)).await.expect("fork");
+    assert_ne!(forked.id, id);
+    assert_eq!(forked.directory, project);
+    let copied = client
+        .messages(&forked.id, None, None)
+        .await
+        .expect("forked");
+    assert_eq!(
+        copied.messages.len(),
+        1,
+        "only the message before the assistant's"
+    );
+    let whole = client.fork(&id, None).await.expect("fork all");
+    let copied = client
+        .messages(&whole.id, None, None)
+        .await
+        .expect("forked");
+    assert_eq!(copied.messages.len(), all.messages.len());
+    // `src/main.rs` was written before the server started: it lists a folder's files once.
+    let found = client.find_files(&project, "main", 10).await.expect("find");
+    assert_eq!(found, ["src/main.rs"]);
+    assert!(
+        client
+            .find_files(&project, "nothing-like-it", 10)
+            .await
+            .expect("find")
+            .is_empty()
+    );
+    for extra in [&forked.id, &whole.id] {
+        client.delete_session(extra).await.expect("delete fork");
+    }
 
     // Delete.
     client.delete_session(&id).await.expect("delete");

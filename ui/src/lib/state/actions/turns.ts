@@ -1,6 +1,7 @@
 // Turn actions: prompts, slash commands, stopping a turn, answering permission requests, and
 // sending what was typed while the server was gone.
 
+import type { Attachment } from '$lib/types/Attachment';
 import type { CommandStarted } from '$lib/types/CommandStarted';
 import type { ModelChoice } from '$lib/types/ModelChoice';
 import type { PermissionReplyKind } from '$lib/types/PermissionReplyKind';
@@ -20,10 +21,26 @@ export function cleanChoice(choice: ModelChoice | undefined): ModelChoice | unde
   return Object.keys(out).length ? out : undefined;
 }
 
-/** Sends what the user typed. */
-export function sendPrompt(sessionId: string, text: string, choice?: ModelChoice): Promise<Sent> {
+/**
+ * Sends what the user typed, with the files attached; `revertTo` (edit and resend) reverts the
+ * session to that message first, so the new one replaces it.
+ */
+export function sendPrompt(
+  sessionId: string,
+  text: string,
+  choice?: ModelChoice,
+  attachments: Attachment[] = [],
+  revertTo?: string,
+): Promise<Sent> {
   const c = cleanChoice(choice);
-  return call({ cmd: 'sendPrompt', sessionId, text, ...(c ? { choice: c } : {}) });
+  return call({
+    cmd: 'sendPrompt',
+    sessionId,
+    text,
+    ...(c ? { choice: c } : {}),
+    ...(attachments.length ? { attachments } : {}),
+    ...(revertTo ? { revertTo } : {}),
+  });
 }
 
 /** Runs a slash command (the server's or one of Crosscheck's). */
