@@ -166,6 +166,17 @@ async function startHandoff(sessionId) {
   await input.press('Enter');
   const dialog = page.locator('[data-testid="handoff-dialog"]');
   await dialog.waitFor({ state: 'visible', timeout: WAIT });
+  // The reviewer's agent defaults to the server's read-only `plan`; OpenCode then appends its
+  // plan-mode reminder to every prompt. This test checks the agreed words exactly, so it runs
+  // the reviewer with the session's agent instead.
+  const agent = dialog.locator('[data-testid="agent-picker"]');
+  await until(async () => (await agent.inputValue()) === 'plan', 'the reviewer agent to default to plan');
+  assert.deepEqual(
+    await agent.locator('option').evaluateAll((os) => os.map((o) => o.value)),
+    ['', 'build', 'plan'],
+    "OpenCode's hidden agents (compaction, summary, title) are not offered",
+  );
+  await agent.selectOption('');
   await dialog.locator('[data-testid="handoff-start"]').click({ timeout: WAIT });
   await dialog.waitFor({ state: 'detached', timeout: WAIT });
 }

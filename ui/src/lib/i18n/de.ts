@@ -448,7 +448,7 @@ export const de: Record<MessageKey, string> = {
   'settings.promptReset': 'Prompt „{name}“ auf den Standard zurückgesetzt',
   'settings.loadingPrompts': 'Prompts werden geladen…',
   'settings.reviewer': "Reviewer",
-  'settings.reviewerHint': "Wer Pläne und Commits im Cold Review liest. Gespeichert in {path}, das auch die Gates lesen.",
+  'settings.reviewerHint': 'Wer Pläne und Commits im Cold Review liest. Gespeichert in deiner eigenen review.json (Pfad beim Überfahren), die auch die Gates lesen.',
   'settings.reviewerRoute': "Weg",
   'settings.reviewerRoute.auto': 'Automatisch: eigene Schlüssel, sonst OpenCode',
   'settings.reviewerRoute.direct': "Eigene API-Schlüssel",

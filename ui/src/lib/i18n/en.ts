@@ -447,7 +447,7 @@ export const en = {
   'settings.promptReset': 'Prompt “{name}” reset to its default',
   'settings.loadingPrompts': 'Loading prompts…',
   'settings.reviewer': "Reviewer",
-  'settings.reviewerHint': "Who reads plans and commits in the cold review. Saved in {path}, which the gates read too.",
+  'settings.reviewerHint': 'Who reads plans and commits in the cold review. Saved in your own review.json (hover for its path), which the gates read too.',
   'settings.reviewerRoute': "Route",
   'settings.reviewerRoute.auto': 'Automatic: your keys, else OpenCode',
   'settings.reviewerRoute.direct': "Direct API keys",
