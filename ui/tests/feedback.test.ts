@@ -15,6 +15,8 @@ const { MessageView } = await import('$lib/state/transcript.svelte');
 const { store } = await import('$lib/state/store.svelte');
 const { outbox } = await import('$lib/state/outbox.svelte');
 const { flushOutbox } = await import('$lib/state/actions/turns');
+const { onServerReady } = await import('$lib/state/actions/boot');
+const { markStreamOpen } = await import('$lib/state/actions/transcripts');
 const { getDraft } = await import('$lib/state/drafts');
 const { isAbortError } = await import('$lib/parts');
 const { setLocale } = await import('$lib/i18n/index.svelte');
@@ -168,5 +170,25 @@ describe('messages typed while offline', () => {
     });
     await flushOutbox();
     expect(outbox.items.map((q) => q.text)).toEqual(['later']);
+  });
+});
+
+describe('when the server is back', () => {
+  it('reloads a transcript whose loading failed while it was gone', async () => {
+    markStreamOpen();
+    const failed = store.transcript('ses_failed');
+    failed.error = 'opencode_unreachable';
+    const gone = store.transcript('ses_gone');
+    gone.error = 'not_found';
+    const opened: string[] = [];
+    invoke.mockImplementation(async (req: { cmd: string; sessionId?: string }) => {
+      if (req.cmd === 'openSession' && req.sessionId) opened.push(req.sessionId);
+      if (req.cmd === 'openSession') throw { code: 'opencode_unreachable', message: 'still gone' };
+      return [];
+    });
+    onServerReady();
+    await vi.waitFor(() => expect(opened).toEqual(['ses_failed']));
+    store.dropTranscript('ses_failed');
+    store.dropTranscript('ses_gone');
   });
 });
