@@ -9,7 +9,7 @@ vi.mock('$lib/host', async (importOriginal) => {
 
 const { toasts, AUTO_DISMISS_MS, ERROR_DISMISS_MS } = await import('$lib/state/toasts.svelte');
 const { default: Toasts } = await import('$lib/components/Toasts.svelte');
-const { default: MessageItem } = await import('$lib/components/MessageItem.svelte');
+const { default: TurnItem } = await import('$lib/components/TurnItem.svelte');
 const { default: TopBar } = await import('$lib/components/TopBar.svelte');
 const { MessageView } = await import('$lib/state/transcript.svelte');
 const { store } = await import('$lib/state/store.svelte');
@@ -104,7 +104,7 @@ describe('a stopped turn', () => {
       { id: 'msg_1', sessionID: 'ses_1', role: 'assistant', time: { created: 1, completed: 2 }, error: aborted },
       [{ id: 'prt_1', sessionID: 'ses_1', messageID: 'msg_1', type: 'text', text: 'Half a rep', synthetic: false, ignored: false }],
     );
-    const target = render(MessageItem, { message });
+    const target = render(TurnItem, { turn: { kind: 'turn', key: message.id, steps: [message], prompt: undefined } });
     expect(target.querySelector('[data-testid="assistant-stopped"]')!.textContent).toContain('Stopped');
     expect(target.querySelector('[data-testid="assistant-error"]')).toBeNull();
     expect(target.querySelector('[role="alert"]')).toBeNull();
