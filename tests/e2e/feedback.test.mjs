@@ -110,7 +110,7 @@ test('repeated failures collapse into one toast with a count', async () => {
 
 test('a server that is gone turns the pill red with the reason and a countdown; a prompt typed meanwhile is sent after the reconnect', async () => {
   const session = await oc.json('/session', { method: 'POST', body: { title: 'Offline typing' } });
-  await page.reload();
+  await page.goto(cc.url);
   await page.locator('[data-testid="server-status"][data-state="ready"]').waitFor({ timeout: WAIT });
   await open(session.id);
 

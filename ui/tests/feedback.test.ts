@@ -9,12 +9,14 @@ vi.mock('$lib/host', async (importOriginal) => {
 
 const { toasts, AUTO_DISMISS_MS, ERROR_DISMISS_MS } = await import('$lib/state/toasts.svelte');
 const { default: Toasts } = await import('$lib/components/Toasts.svelte');
-const { default: MessageItem } = await import('$lib/components/MessageItem.svelte');
+const { default: TurnItem } = await import('$lib/components/TurnItem.svelte');
 const { default: TopBar } = await import('$lib/components/TopBar.svelte');
 const { MessageView } = await import('$lib/state/transcript.svelte');
 const { store } = await import('$lib/state/store.svelte');
 const { outbox } = await import('$lib/state/outbox.svelte');
 const { flushOutbox } = await import('$lib/state/actions/turns');
+const { onServerReady } = await import('$lib/state/actions/boot');
+const { markStreamOpen } = await import('$lib/state/actions/transcripts');
 const { getDraft } = await import('$lib/state/drafts');
 const { isAbortError } = await import('$lib/parts');
 const { setLocale } = await import('$lib/i18n/index.svelte');
@@ -102,7 +104,7 @@ describe('a stopped turn', () => {
       { id: 'msg_1', sessionID: 'ses_1', role: 'assistant', time: { created: 1, completed: 2 }, error: aborted },
       [{ id: 'prt_1', sessionID: 'ses_1', messageID: 'msg_1', type: 'text', text: 'Half a rep', synthetic: false, ignored: false }],
     );
-    const target = render(MessageItem, { message });
+    const target = render(TurnItem, { turn: { kind: 'turn', key: message.id, steps: [message], prompt: undefined } });
     expect(target.querySelector('[data-testid="assistant-stopped"]')!.textContent).toContain('Stopped');
     expect(target.querySelector('[data-testid="assistant-error"]')).toBeNull();
     expect(target.querySelector('[role="alert"]')).toBeNull();
@@ -168,5 +170,25 @@ describe('messages typed while offline', () => {
     });
     await flushOutbox();
     expect(outbox.items.map((q) => q.text)).toEqual(['later']);
+  });
+});
+
+describe('when the server is back', () => {
+  it('reloads a transcript whose loading failed while it was gone', async () => {
+    markStreamOpen();
+    const failed = store.transcript('ses_failed');
+    failed.error = 'opencode_unreachable';
+    const gone = store.transcript('ses_gone');
+    gone.error = 'not_found';
+    const opened: string[] = [];
+    invoke.mockImplementation(async (req: { cmd: string; sessionId?: string }) => {
+      if (req.cmd === 'openSession' && req.sessionId) opened.push(req.sessionId);
+      if (req.cmd === 'openSession') throw { code: 'opencode_unreachable', message: 'still gone' };
+      return [];
+    });
+    onServerReady();
+    await vi.waitFor(() => expect(opened).toEqual(['ses_failed']));
+    store.dropTranscript('ses_failed');
+    store.dropTranscript('ses_gone');
   });
 });

@@ -91,8 +91,13 @@ export async function resync(): Promise<void> {
   await Promise.all([...store.transcripts.keys()].map((id) => openTranscript(id)));
 }
 
-/** After the OpenCode server (re)connects: refresh pickers and commands, send what was queued. */
+/** After the OpenCode server (re)connects: refresh pickers and commands, reload the transcripts
+ * whose loading failed while it was gone (the backend follows only those that loaded), and send
+ * what was queued. */
 export function onServerReady(): void {
   catalog.refresh();
+  for (const [id, transcript] of store.transcripts) {
+    if (transcript.error && transcript.error !== 'not_found' && !transcript.loading) void openTranscript(id);
+  }
   void flushOutbox();
 }
