@@ -91,6 +91,7 @@ describe('edit, write: the change as a diff', () => {
     expect(rows(target, 'del')).toEqual(['  return `Hello, ${name}`;']);
     expect(rows(target, 'add')).toEqual(['  return `Hello there, ${name}!`;']);
     expect(target.textContent).not.toContain('Edit applied successfully');
+    expect(target.querySelector('[data-testid="diff-file"] .path')?.textContent).toBe('src/greet.ts');
     expect(target.textContent).not.toContain('\\n');
   });
 
