@@ -10,6 +10,7 @@ vi.mock('$lib/host', async (importOriginal) => {
 });
 
 const { default: MessageItem } = await import('$lib/components/MessageItem.svelte');
+const { default: TurnItem } = await import('$lib/components/TurnItem.svelte');
 const { default: Composer } = await import('$lib/components/Composer.svelte');
 const { MessageView } = await import('$lib/state/transcript.svelte');
 const { toasts } = await import('$lib/state/toasts.svelte');
@@ -176,7 +177,11 @@ describe('user message actions', () => {
   });
 
   it('a reply offers Fork from here too', () => {
-    const target = renderMessage({ message: message('msg_4', 'assistant', 'done') });
+    const reply = message('msg_4', 'assistant', 'done');
+    const target = document.createElement('div');
+    document.body.appendChild(target);
+    app = mount(TurnItem, { target, props: { turn: { kind: 'turn', key: reply.id, steps: [reply], prompt: undefined } } as never });
+    flushSync();
     expect(target.querySelector('[data-testid="fork-message"]')?.getAttribute('aria-label')).toBe('Fork from here');
   });
 });

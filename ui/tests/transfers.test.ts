@@ -9,7 +9,7 @@ vi.mock('$lib/host', async (importOriginal) => {
   return { ...actual, invoke: (...args: unknown[]) => invoke(...args) };
 });
 
-const { default: MessageItem } = await import('$lib/components/MessageItem.svelte');
+const { default: TurnItem } = await import('$lib/components/TurnItem.svelte');
 const { default: ChatView } = await import('$lib/components/ChatView.svelte');
 const { store } = await import('$lib/state/store.svelte');
 const { ui } = await import('$lib/state/ui.svelte');
@@ -39,6 +39,11 @@ function reply(id = 'msg_1') {
   ]);
 }
 
+/** One assistant message as the turn the chat shows it in. */
+function turnOf(message: InstanceType<typeof MessageView>) {
+  return { kind: 'turn' as const, key: message.id, steps: [message], prompt: undefined };
+}
+
 function record(over: Partial<TransferRecord> = {}): TransferRecord {
   return {
     sourceSessionId: 'ses_review',
@@ -63,7 +68,7 @@ afterEach(() => {
   ui.deleteSessionId = null;
 });
 
-function render(component: typeof MessageItem | typeof ChatView, props: Record<string, unknown>) {
+function render(component: typeof TurnItem | typeof ChatView, props: Record<string, unknown>) {
   const target = document.createElement('div');
   document.body.appendChild(target);
   app = mount(component as never, { target, props: props as never });
@@ -73,7 +78,7 @@ function render(component: typeof MessageItem | typeof ChatView, props: Record<s
 
 describe('sent mark', () => {
   it('shows when and that a message was sent, once the backend pushes the transfer', () => {
-    const el = render(MessageItem, { message: reply(), transferDirection: 'toImplementer' });
+    const el = render(TurnItem, { turn: turnOf(reply()), transferDirection: 'toImplementer' });
     expect(el.querySelector('[data-testid="transfer-sent"]')).toBeNull();
     store.enqueue([{ seq: 1, change: { type: 'transferred', transfer: record() } }]);
     store.flush();
@@ -92,7 +97,7 @@ describe('sent mark', () => {
 
   it('asks before sending a message again, and sends with the yes only', async () => {
     store.recordTransfer(record());
-    const el = render(MessageItem, { message: reply(), transferDirection: 'toImplementer' });
+    const el = render(TurnItem, { turn: turnOf(reply()), transferDirection: 'toImplementer' });
     el.querySelector<HTMLButtonElement>('[data-testid="transfer-button"]')!.click();
     flushSync();
     expect(invoke).not.toHaveBeenCalled();
@@ -120,7 +125,7 @@ describe('sent mark', () => {
       if (req.cmd === 'listTransfers') return [record()];
       throw new Error(`unexpected ${req.cmd}`);
     });
-    const el = render(MessageItem, { message: reply(), transferDirection: 'toImplementer' });
+    const el = render(TurnItem, { turn: turnOf(reply()), transferDirection: 'toImplementer' });
     el.querySelector<HTMLButtonElement>('[data-testid="transfer-button"]')!.click();
     await vi.waitFor(() => expect(document.querySelector('[data-testid="confirm-dialog"]')).not.toBeNull());
     expect(toasts.items).toEqual([]);

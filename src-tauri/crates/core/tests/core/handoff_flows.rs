@@ -128,8 +128,12 @@ async fn seed_01_review_marker_is_created_alone_and_unrelated_keys_survive() {
         "the decorated review session is still recognised"
     );
     assert_eq!(h.fake.metadata(&review), Some(decorated));
+    // Only its permission rules may be patched (the read-only reviewer); never its metadata.
     assert!(
-        h.fake.requests_to(PATCH, &review).is_empty(),
+        h.fake
+            .requests_to(PATCH, &review)
+            .iter()
+            .all(|r| r.body.get("metadata").is_none()),
         "the review session's metadata is never rewritten"
     );
     assert_eq!(
@@ -277,9 +281,21 @@ async fn seed_04_create_session_forwards_metadata() {
         .into_iter()
         .rfind(|r| r.route == "POST /session")
         .expect("review create");
+    assert_eq!(create.body["title"], json!("Review: Add login form"));
+    assert_eq!(create.body["metadata"], marker(&o));
+    // The read-only reviewer's rules come with it: edit denied.
+    let rules = create.body["permission"].as_array().expect("permission rules");
+    assert!(
+        rules
+            .iter()
+            .any(|r| r["permission"] == "edit" && r["action"] == "deny"),
+        "{rules:?}"
+    );
     assert_eq!(
-        create.body,
-        json!({"title": "Review: Add login form", "metadata": marker(&o)})
+        create.body.as_object().map(|o| o.len()),
+        Some(3),
+        "title, metadata and permission only: {}",
+        create.body
     );
     assert_eq!(h.fake.metadata(&review), Some(marker(&o)));
     h.stop().await;
