@@ -284,7 +284,9 @@ async fn seed_04_create_session_forwards_metadata() {
     assert_eq!(create.body["title"], json!("Review: Add login form"));
     assert_eq!(create.body["metadata"], marker(&o));
     // The read-only reviewer's rules come with it: edit denied.
-    let rules = create.body["permission"].as_array().expect("permission rules");
+    let rules = create.body["permission"]
+        .as_array()
+        .expect("permission rules");
     assert!(
         rules
             .iter()
