@@ -41,6 +41,15 @@ describe('diff model', () => {
     expect(rows.filter((r) => r.type === 'gap')).toEqual([{ type: 'gap', hidden: 15, header: '@@ -20,3 +20,4 @@' }]);
   });
 
+  it('hides nothing before a new file or an insertion at the top, and counts what a later insertion skips', () => {
+    const [created] = parseUnifiedPatch('--- /dev/null\n+++ b/notes.md\n@@ -0,0 +1,2 @@\n+one\n+two\n');
+    expect(created.hunks[0].hiddenBefore).toBe(0);
+    expect(diffRows(created).some((r) => r.type === 'gap')).toBe(false);
+    // Two lines inserted after old line 5: old lines 1..5 come before it, unseen.
+    const [later] = parseUnifiedPatch('--- a/x.txt\n+++ b/x.txt\n@@ -5,0 +6,2 @@\n+six\n+seven\n');
+    expect(later.hunks[0].hiddenBefore).toBe(5);
+  });
+
   it('gives no files for text that is no patch', () => {
     expect(parseUnifiedPatch('Edit applied successfully.')).toEqual([]);
     expect(parseUnifiedPatch('')).toEqual([]);

@@ -121,8 +121,9 @@ export function parseUnifiedPatch(patch: string): FileDiff[] {
       const start = b.lines.length;
       let oldNo = h.oldStart;
       let newNo = h.newStart;
-      // A pure insertion's hunk says oldStart = the line before it.
-      const firstOld = h.oldLines === 0 ? h.oldStart + 1 : h.oldStart;
+      // A pure insertion's header names the line before it (`-0,0` for a new file); the
+      // parser already moves that to the line after it, the first old line not shown yet.
+      const firstOld = h.oldStart;
       for (const raw of h.lines) {
         const mark = raw[0];
         const text = raw.slice(1);
@@ -136,7 +137,7 @@ export function parseUnifiedPatch(patch: string): FileDiff[] {
         hiddenBefore: Math.max(0, firstOld - nextOld),
         lines: b.lines.slice(start),
       });
-      nextOld = h.oldStart + h.oldLines + (h.oldLines === 0 ? 1 : 0);
+      nextOld = h.oldStart + h.oldLines;
     }
     files.push({
       oldPath: stripPrefix(p.oldFileName),
