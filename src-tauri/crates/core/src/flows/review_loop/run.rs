@@ -396,6 +396,7 @@ impl LoopTask {
                         if let Change::TranscriptReset { page } = &stamped.change
                             && page.session_id == session
                             && self.core.read_store(|s, _| interrupted(s, session, awaiting))
+                            && self.server_says_interrupted(session, awaiting).await?
                         {
                             return Ok(Err(Interrupt::Stop(
                                 StopReason::TurnFailed,
@@ -485,6 +486,26 @@ impl LoopTask {
             }
             None
         })
+    }
+
+    /// Whether the server itself shows the awaited turn cut off: the session is not running
+    /// and the turn's last message never completed. A reloaded page alone does not say so (it
+    /// may have been read just as the turn started).
+    async fn server_says_interrupted(&self, session: &str, awaiting: &str) -> Result<bool> {
+        let client = self.core.client()?;
+        let directory = self.directory().await?;
+        if client
+            .statuses(Some(&directory))
+            .await?
+            .get(session)
+            .is_some_and(|s| !s.is_idle())
+        {
+            return Ok(false);
+        }
+        let page = client.messages(session, Some(RECONCILE_PAGE), None).await?;
+        let mut store = Store::default();
+        store.put_transcript(session, Transcript::from_page(page.messages, None));
+        Ok(interrupted(&store, session, awaiting))
     }
 
     /// Reads the awaited turn from the server: `Some(Ok)` when it has ended there too,
