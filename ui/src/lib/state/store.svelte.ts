@@ -30,7 +30,7 @@ export const DEFAULT_SETTINGS: Settings = {
   theme: 'system',
   locale: '',
   handoffTimeoutMs: 30 * 60 * 1000,
-  notifications: { reviewDone: true, permission: true, loopStopped: true },
+  notifications: { reviewDone: true, permission: true, loopStopped: true }, reviewerReadOnly: true, reviewerShellAllow: [],
 };
 
 /** A flow and when the UI first saw it end (for showing the outcome briefly). */

@@ -129,8 +129,11 @@ async fn seed_01_review_marker_is_created_alone_and_unrelated_keys_survive() {
     );
     assert_eq!(h.fake.metadata(&review), Some(decorated));
     assert!(
-        h.fake.requests_to(PATCH, &review).is_empty(),
-        "the review session's metadata is never rewritten"
+        h.fake
+            .requests_to(PATCH, &review)
+            .iter()
+            .all(|p| p.body.get("metadata").is_none()),
+        "the review session's metadata is never rewritten (only its read-only rules are sent)"
     );
     assert_eq!(
         h.fake.metadata(&o),
@@ -277,8 +280,15 @@ async fn seed_04_create_session_forwards_metadata() {
         .into_iter()
         .rfind(|r| r.route == "POST /session")
         .expect("review create");
+    let mut body = create.body.clone();
+    assert!(
+        body.as_object_mut()
+            .and_then(|b| b.remove("permission"))
+            .is_some(),
+        "a review session is created read-only"
+    );
     assert_eq!(
-        create.body,
+        body,
         json!({"title": "Review: Add login form", "metadata": marker(&o)})
     );
     assert_eq!(h.fake.metadata(&review), Some(marker(&o)));
@@ -656,6 +666,7 @@ async fn a_transfer_sends_the_whole_turn_not_one_step() {
     h.request(Request::Transfer(crosscheck_core::requests::Transfer {
         session_id: review.clone(),
         message_id: steps[0].clone(),
+        resend: None,
     }))
     .await
     .expect("transfer of the turn");
