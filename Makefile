@@ -134,6 +134,7 @@ bench: ui opencode
 	cd tests && CROSSCHECK_STREAM_BENCH="$(CARGO_TARGET_DIR)/release/examples/stream_bench" node bench/event-stream.bench.mjs 200000
 	cd tests && node bench/first-frame.bench.mjs 5
 	cd tests && CROSSCHECK_BIN="$(CARGO_TARGET_DIR)/release/crosscheck" node bench/handoff.bench.mjs 20
+	cd tests && CROSSCHECK_BIN="$(CARGO_TARGET_DIR)/release/crosscheck" node bench/review-loop.bench.mjs 50
 
 # The .deb holds the desktop app (with its desktop entry and icons) and the `crosscheck`
 # command, both release builds; nothing is downloaded (deb only: AppImage would fetch a tool).

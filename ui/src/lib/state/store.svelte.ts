@@ -97,6 +97,8 @@ export class Store {
   readonly flows = new SvelteMap<string, FlowView>();
   /** In-app cold reviews seen since the UI started, by run id. */
   readonly reviews = new SvelteMap<string, ReviewProgress>();
+  /** Review loops by the implementing session's id (the newest per pair). */
+  readonly loops = new SvelteMap<string, LoopState>();
   /** Bumped whenever a cold review starts or ends: the Reviews list reloads on it. */
   reviewsVersion: number = $state(0);
   /** The ledger's newest rows as last pushed (null until a review or gate writes). */
@@ -371,6 +373,7 @@ export class Store {
         this.recordTransfer(change.transfer);
         break;
       case 'loop':
+        this.loops.set(change.state.originalSessionId, change.state);
         if (log) this.hooks.onLoop?.(change.state);
         break;
       case 'filesChanged':

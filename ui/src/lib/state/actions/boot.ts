@@ -12,6 +12,7 @@ import { loopChanged, notifier, startNotifications } from './notifications';
 import { forgetSession } from './sessions';
 import { markStreamOpen, openTranscript } from './transcripts';
 import { flushOutbox } from './turns';
+import { loadLoops } from './loops';
 
 let unsubscribe: (() => void) | null = null;
 let snapshotTimer: ReturnType<typeof setTimeout> | null = null;
@@ -69,6 +70,8 @@ export async function loadSnapshot(): Promise<void> {
   try {
     const snapshot = await invoke({ cmd: 'snapshot' });
     store.applySnapshot(snapshot);
+    // Loops are not in the snapshot: they come with their own request, then as changes.
+    void loadLoops().catch(() => {});
     snapshotBackoff = 1000;
     snapshotErrorShown = false;
     if (ui.selectedSessionId && !store.sessions.has(ui.selectedSessionId)) ui.select(null);

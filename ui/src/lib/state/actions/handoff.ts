@@ -46,7 +46,12 @@ export async function loadTransfers(sessionId: string): Promise<void> {
 }
 
 /** Starts the review handoff (or joins the running one). */
-export async function startHandoffReview(sessionId: string, choice?: ModelChoice, reviewer?: ModelChoice): Promise<FlowState> {
+export async function startHandoffReview(
+  sessionId: string,
+  choice?: ModelChoice,
+  reviewer?: ModelChoice,
+  loopRounds?: number,
+): Promise<FlowState> {
   const c = cleanChoice(choice);
   const r = cleanChoice(reviewer);
   const flow = await call({
@@ -54,6 +59,7 @@ export async function startHandoffReview(sessionId: string, choice?: ModelChoice
     sessionId,
     ...(c ? { choice: c } : {}),
     ...(r ? { reviewer: r } : {}),
+    ...(loopRounds ? { reviewLoop: { maxRounds: loopRounds } } : {}),
   });
   if (flow?.id) store.enqueueLocalFlow(flow);
   return flow;

@@ -67,7 +67,6 @@ pub(crate) async fn record_reply(
     text: &str,
     directory: &str,
 ) -> crate::Result<findings::Recorded> {
-    let parsed = crosscheck_review::findings::parse_findings(text);
     let known = core.db().with(|c| {
         Ok(c.query_row(
             "SELECT round FROM loop_rounds WHERE review_session = ?1 AND message_id = ?2",
@@ -80,13 +79,33 @@ pub(crate) async fn record_reply(
         return Ok(findings::Recorded { round, new: false });
     }
     let fingerprint = super::code::fingerprint(directory).await;
+    record_reply_at(
+        core,
+        review_id,
+        original_id,
+        reply_id,
+        text,
+        fingerprint.as_deref(),
+    )
+}
+
+/// [`record_reply`] with the fingerprint already taken (the loop takes it while it reconciles).
+pub(crate) fn record_reply_at(
+    core: &Core,
+    review_id: &str,
+    original_id: Option<&str>,
+    reply_id: &str,
+    text: &str,
+    fingerprint: Option<&str>,
+) -> crate::Result<findings::Recorded> {
+    let parsed = crosscheck_review::findings::parse_findings(text);
     let recorded = findings::record_review(
         core.db(),
         review_id,
         original_id,
         reply_id,
         &parsed,
-        fingerprint.as_deref(),
+        fingerprint,
         crate::flows::now_ms(),
     )?;
     if recorded.new {

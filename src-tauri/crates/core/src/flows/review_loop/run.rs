@@ -121,6 +121,9 @@ impl LoopTask {
         let core = self.core.clone();
         let _follow_review = Follow::new(&core, &self.state.review_session_id).await?;
         let _follow_original = Follow::new(&core, &self.state.original_session_id).await?;
+        // A prompt chosen in this run has not been sent; one found in the record after a
+        // restart may have been.
+        let mut fresh = false;
         loop {
             if *self.stop.borrow() {
                 return Ok((
@@ -131,7 +134,7 @@ impl LoopTask {
             }
             let mut changes = core.subscribe();
             if let Some(pending) = self.state.pending.clone() {
-                self.ensure_sent(&pending).await?;
+                self.ensure_sent(&pending, fresh).await?;
                 self.state.awaiting_message_id = Some(pending.message_id.clone());
                 self.state.pending = None;
                 self.save()?;
@@ -140,17 +143,19 @@ impl LoopTask {
                 return Err(Error::Internal("the loop waits for nothing".into()));
             };
             let session = self.current_session().to_owned();
-            let (text, reply_id) = match self.wait_reply(&mut changes, &session, &awaiting).await? {
-                Ok(done) => done,
-                Err(Interrupt::Stop(reason, detail)) => return Ok((reason, detail, vec![])),
-            };
+            let (text, reply_id, fingerprint) =
+                match self.wait_reply(&mut changes, &session, &awaiting).await? {
+                    Ok(done) => done,
+                    Err(Interrupt::Stop(reason, detail)) => return Ok((reason, detail, vec![])),
+                };
+            fresh = true;
             match self.state.phase {
                 LoopPhase::Reviewing => {
-                    if let Some(stop) = self.after_reviewer(&text, &reply_id).await? {
+                    if let Some(stop) = self.after_reviewer(&text, &reply_id, fingerprint)? {
                         return Ok(stop);
                     }
                 }
-                LoopPhase::Implementing => self.after_implementer(&text, &reply_id).await?,
+                LoopPhase::Implementing => self.after_implementer(&text, &reply_id, fingerprint)?,
                 LoopPhase::Stopped => {
                     return Err(Error::Internal("a stopped loop ran".into()));
                 }
@@ -166,22 +171,21 @@ impl LoopTask {
     }
 
     /// The reviewer replied: record it, decide, and (to go on) choose the implementer's prompt.
-    async fn after_reviewer(
+    fn after_reviewer(
         &mut self,
         text: &str,
         reply_id: &str,
+        fingerprint: Option<String>,
     ) -> Result<Option<(StopReason, String, Vec<String>)>> {
         let core = self.core.clone();
-        let directory = self.directory().await?;
-        let recorded = recorder::record_reply(
+        let recorded = recorder::record_reply_at(
             &core,
             &self.state.review_session_id,
             Some(&self.state.original_session_id),
             reply_id,
             text,
-            &directory,
-        )
-        .await?;
+            fingerprint.as_deref(),
+        )?;
         let view = findings::view(core.db(), &self.state.review_session_id)?;
         self.state.review_fingerprint = view
             .rounds
@@ -217,10 +221,8 @@ impl LoopTask {
     }
 
     /// The implementer answered: record its answers, and choose the reviewer's next prompt.
-    async fn after_implementer(&mut self, text: &str, reply_id: &str) -> Result<()> {
+    fn after_implementer(&mut self, text: &str, reply_id: &str, now: Option<String>) -> Result<()> {
         let core = self.core.clone();
-        let directory = self.directory().await?;
-        let now = super::code::fingerprint(&directory).await;
         let changed = match (&self.state.review_fingerprint, &now) {
             (Some(before), Some(now)) => before != now,
             _ => true,
@@ -291,12 +293,14 @@ impl LoopTask {
 
     /// Sends a chosen prompt unless the server has its id already (sent before a restart, or
     /// delivered although the transport failed).
-    async fn ensure_sent(&self, pending: &PendingSend) -> Result<()> {
+    async fn ensure_sent(&self, pending: &PendingSend, fresh: bool) -> Result<()> {
         let client = self.core.client()?;
-        let session = self.core.session(&pending.session_id).await?;
-        if self
-            .server_has(&pending.session_id, &pending.message_id)
-            .await?
+        // Hot path: a prompt chosen just now needs only the one request.
+        let session = self.core.known_session(&pending.session_id).await?;
+        if !fresh
+            && self
+                .server_has(&pending.session_id, &pending.message_id)
+                .await?
         {
             return Ok(());
         }
@@ -346,7 +350,7 @@ impl LoopTask {
         changes: &mut broadcast::Receiver<crate::api_types::Stamped>,
         session: &str,
         awaiting: &str,
-    ) -> Result<std::result::Result<(String, String), Interrupt>> {
+    ) -> Result<std::result::Result<(String, String, Option<String>), Interrupt>> {
         let errors_before = self.core.read_store(|s, _| s.session_error_serial(session));
         let mut recheck = true;
         loop {
@@ -360,9 +364,15 @@ impl LoopTask {
                 });
                 match done {
                     Some(Ok((text, Some(reply_id)))) => {
-                        // The event stream is lossy: the server's own transcript decides.
-                        match self.reconcile(session, awaiting).await? {
-                            Some(Ok(confirmed)) => return Ok(Ok(confirmed)),
+                        // The event stream is lossy: the server's own transcript decides. The
+                        // code's fingerprint is taken meanwhile.
+                        let directory = self.directory().await?;
+                        let (reconciled, fingerprint) = tokio::join!(
+                            self.reconcile(session, awaiting),
+                            super::code::fingerprint(&directory)
+                        );
+                        match reconciled? {
+                            Some(Ok((text, id))) => return Ok(Ok((text, id, fingerprint))),
                             Some(Err(stop)) => return Ok(Err(stop)),
                             None => {
                                 tracing::debug!(
@@ -396,6 +406,7 @@ impl LoopTask {
                         if let Change::TranscriptReset { page } = &stamped.change
                             && page.session_id == session
                             && self.core.read_store(|s, _| interrupted(s, session, awaiting))
+                            && self.server_says_interrupted(session, awaiting).await?
                         {
                             return Ok(Err(Interrupt::Stop(
                                 StopReason::TurnFailed,
@@ -485,6 +496,26 @@ impl LoopTask {
             }
             None
         })
+    }
+
+    /// Whether the server itself shows the awaited turn cut off: the session is not running
+    /// and the turn's last message never completed. A reloaded page alone does not say so (it
+    /// may have been read just as the turn started).
+    async fn server_says_interrupted(&self, session: &str, awaiting: &str) -> Result<bool> {
+        let client = self.core.client()?;
+        let directory = self.directory().await?;
+        if client
+            .statuses(Some(&directory))
+            .await?
+            .get(session)
+            .is_some_and(|s| !s.is_idle())
+        {
+            return Ok(false);
+        }
+        let page = client.messages(session, Some(RECONCILE_PAGE), None).await?;
+        let mut store = Store::default();
+        store.put_transcript(session, Transcript::from_page(page.messages, None));
+        Ok(interrupted(&store, session, awaiting))
     }
 
     /// Reads the awaited turn from the server: `Some(Ok)` when it has ended there too,

@@ -1,0 +1,35 @@
+// Review loop actions: loading the loops, starting and stopping a pair's loop.
+
+import type { LoopState } from '$lib/types/LoopState';
+import { store } from '../store.svelte';
+import { call } from './call';
+
+/** The loop of the pair `sessionId` belongs to (either side), if it ever had one. */
+export function loopFor(sessionId: string): LoopState | undefined {
+  const direct = store.loops.get(sessionId);
+  if (direct) return direct;
+  for (const l of store.loops.values()) if (l.reviewSessionId === sessionId) return l;
+  return undefined;
+}
+
+/** Loads every loop (the running ones and the newest ended), e.g. after the snapshot. */
+export async function loadLoops(): Promise<void> {
+  const all = await call({ cmd: 'listLoops' });
+  for (const l of all) {
+    const known = store.loops.get(l.originalSessionId);
+    if (!known || known.id === l.id || known.startedAt <= l.startedAt) store.loops.set(l.originalSessionId, l);
+  }
+}
+
+/** Starts the pair's loop on the reviewer's newest prompt. */
+export async function startLoop(sessionId: string, maxRounds: number): Promise<LoopState> {
+  const state = await call({ cmd: 'startLoop', sessionId, maxRounds });
+  store.loops.set(state.originalSessionId, state);
+  return state;
+}
+
+/** Stops the pair's loop. */
+export async function stopLoop(sessionId: string): Promise<void> {
+  const state = await call({ cmd: 'stopLoop', sessionId });
+  if (state) store.loops.set(state.originalSessionId, state);
+}
