@@ -36,7 +36,7 @@ describe('loop notifications', () => {
   it('tells of a stop once, with the reason and findings, and treats loop rounds as no manual review', () => {
     vi.spyOn(document, 'hasFocus').mockReturnValue(false);
     store.sessions.set('ses_rev', {
-      id: 'ses_rev', slug: 's', projectID: 'p', directory: '/a', title: 'Review: Login', version: '1', time: { created: 1, updated: 2 },
+      id: 'ses_rev', slug: 's', projectID: 'p', directory: '/a', title: 'Review: Login', time: { created: 1, updated: 2 },
       link: { kind: 'review', otherSessionId: 'ses_impl', otherExists: true },
     });
     loopChanged(loop({}));

@@ -11,7 +11,7 @@ function setup() {
     sessions: [],
     statuses: {},
     permissions: [],
-    settings: { theme: 'system', locale: '', handoffTimeoutMs: 1, notifications: { reviewDone: true, permission: true, loopStopped: true } },
+    settings: { theme: 'system', locale: '', handoffTimeoutMs: 1, notifications: { reviewDone: true, permission: true, loopStopped: true }, reviewerReadOnly: true, reviewerShellAllow: [] },
     tabs: [],
     flows: [],
     sessionErrors: {},

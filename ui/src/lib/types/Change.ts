@@ -8,6 +8,7 @@ import type { MessageInfo } from "./MessageInfo";
 import type { Notice } from "./Notice";
 import type { Part } from "./Part";
 import type { PermissionRequest } from "./PermissionRequest";
+import type { ReviewPin } from "./ReviewPin";
 import type { ReviewProgress } from "./ReviewProgress";
 import type { SessionFailure } from "./SessionFailure";
 import type { SessionStatus } from "./SessionStatus";
@@ -165,7 +166,27 @@ state: LoopState, } | { "type": "transferred",
 /**
  * What was sent, from where, when.
  */
-transfer: TransferRecord, } | { "type": "notice", 
+transfer: TransferRecord, } | { "type": "filesChanged", 
+/**
+ * The directory whose files changed, when the event named one.
+ */
+directory?: string, 
+/**
+ * The session whose diff was recomputed, for `session.diff`.
+ */
+sessionId?: string, } | { "type": "todos", 
+/**
+ * The session it concerns.
+ */
+sessionId: string, 
+/**
+ * Its todos now, in the agent's order.
+ */
+todos: Array<Todo>, } | { "type": "reviewPin", 
+/**
+ * The pin and its state now.
+ */
+pin: ReviewPin, } | { "type": "notice", 
 /**
  * The notice.
  */

@@ -6,6 +6,7 @@ import type { ArchiveSession } from "./ArchiveSession";
 import type { AttachServer } from "./AttachServer";
 import type { CancelFlow } from "./CancelFlow";
 import type { Changes } from "./Changes";
+import type { CheckReviewPin } from "./CheckReviewPin";
 import type { CloseSession } from "./CloseSession";
 import type { CloseTab } from "./CloseTab";
 import type { ColdReview } from "./ColdReview";
@@ -35,10 +36,11 @@ import type { SetSettings } from "./SetSettings";
 import type { StartHandoffReview } from "./StartHandoffReview";
 import type { StartLoop } from "./StartLoop";
 import type { StopLoop } from "./StopLoop";
+import type { Todos } from "./Todos";
 import type { Transfer } from "./Transfer";
 import type { UnrevertSession } from "./UnrevertSession";
 
 /**
  * A request from the UI, serialized as `{"cmd": "...", ...fields}`.
  */
-export type Request = { "cmd": "snapshot" } | { "cmd": "prompts" } | { "cmd": "listLoops" } | { "cmd": "reconnect" } | { "cmd": "openSession" } & OpenSession | { "cmd": "closeSession" } & CloseSession | { "cmd": "loadOlder" } & LoadOlder | { "cmd": "attachServer" } & AttachServer | { "cmd": "createSession" } & CreateSession | { "cmd": "renameSession" } & RenameSession | { "cmd": "archiveSession" } & ArchiveSession | { "cmd": "deleteSession" } & DeleteSession | { "cmd": "sendPrompt" } & SendPrompt | { "cmd": "runCommand" } & RunCommand | { "cmd": "abort" } & Abort | { "cmd": "replyPermission" } & ReplyPermission | { "cmd": "providers" } & Providers | { "cmd": "agents" } & Agents | { "cmd": "commands" } & Commands | { "cmd": "setSettings" } & SetSettings | { "cmd": "openTab" } & OpenTab | { "cmd": "closeTab" } & CloseTab | { "cmd": "activateTab" } & ActivateTab | { "cmd": "moveTab" } & MoveTab | { "cmd": "setPrompt" } & SetPrompt | { "cmd": "resetPrompt" } & ResetPrompt | { "cmd": "startHandoffReview" } & StartHandoffReview | { "cmd": "cancelFlow" } & CancelFlow | { "cmd": "transfer" } & Transfer | { "cmd": "coldReview" } & ColdReview | { "cmd": "listReviews" } & ListReviews | { "cmd": "getReview" } & GetReview | { "cmd": "listFindings" } & ListFindings | { "cmd": "changes" } & Changes | { "cmd": "todos" } & Todos;
+export type Request = { "cmd": "snapshot" } | { "cmd": "prompts" } | { "cmd": "listLoops" } | { "cmd": "reconnect" } | { "cmd": "reviewerSettings" } | { "cmd": "testReviewer" } | { "cmd": "folders" } | { "cmd": "openSession" } & OpenSession | { "cmd": "closeSession" } & CloseSession | { "cmd": "loadOlder" } & LoadOlder | { "cmd": "attachServer" } & AttachServer | { "cmd": "createSession" } & CreateSession | { "cmd": "renameSession" } & RenameSession | { "cmd": "archiveSession" } & ArchiveSession | { "cmd": "deleteSession" } & DeleteSession | { "cmd": "sendPrompt" } & SendPrompt | { "cmd": "revertSession" } & RevertSession | { "cmd": "unrevertSession" } & UnrevertSession | { "cmd": "forkSession" } & ForkSession | { "cmd": "findFiles" } & FindFiles | { "cmd": "runCommand" } & RunCommand | { "cmd": "abort" } & Abort | { "cmd": "replyPermission" } & ReplyPermission | { "cmd": "providers" } & Providers | { "cmd": "agents" } & Agents | { "cmd": "commands" } & Commands | { "cmd": "setSettings" } & SetSettings | { "cmd": "openTab" } & OpenTab | { "cmd": "closeTab" } & CloseTab | { "cmd": "activateTab" } & ActivateTab | { "cmd": "moveTab" } & MoveTab | { "cmd": "setPrompt" } & SetPrompt | { "cmd": "resetPrompt" } & ResetPrompt | { "cmd": "startHandoffReview" } & StartHandoffReview | { "cmd": "cancelFlow" } & CancelFlow | { "cmd": "transfer" } & Transfer | { "cmd": "listTransfers" } & ListTransfers | { "cmd": "checkReviewPin" } & CheckReviewPin | { "cmd": "coldReview" } & ColdReview | { "cmd": "listReviews" } & ListReviews | { "cmd": "getReview" } & GetReview | { "cmd": "listFindings" } & ListFindings | { "cmd": "setReviewerSettings" } & SetReviewerSettings | { "cmd": "startLoop" } & StartLoop | { "cmd": "stopLoop" } & StopLoop | { "cmd": "changes" } & Changes | { "cmd": "todos" } & Todos;

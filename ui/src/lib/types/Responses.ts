@@ -12,6 +12,7 @@ import type { OlderPage } from "./OlderPage";
 import type { PromptTemplate } from "./PromptTemplate";
 import type { ProviderCatalog } from "./ProviderCatalog";
 import type { ReviewDetail } from "./ReviewDetail";
+import type { ReviewPin } from "./ReviewPin";
 import type { ReviewProgress } from "./ReviewProgress";
 import type { ReviewerSettings } from "./ReviewerSettings";
 import type { ReviewerTest } from "./ReviewerTest";
@@ -28,4 +29,4 @@ import type { TransferResult } from "./TransferResult";
  * The response type of each request by its `cmd`: exported to TypeScript only, where
  * `invoke(request)` looks its result type up here.
  */
-export type Responses = { snapshot: Snapshot, prompts: Array<PromptTemplate>, listLoops: Array<LoopState>, reconnect: null, openSession: TranscriptPage, closeSession: null, loadOlder: OlderPage, attachServer: null, createSession: SessionView, renameSession: SessionView, archiveSession: SessionView, deleteSession: null, sendPrompt: Sent, runCommand: CommandStarted, abort: null, replyPermission: null, providers: ProviderCatalog, agents: Array<AgentInfo>, commands: Array<CommandEntry>, setSettings: Settings, openTab: null, closeTab: null, activateTab: null, moveTab: null, setPrompt: PromptTemplate, resetPrompt: PromptTemplate, startHandoffReview: FlowState, cancelFlow: boolean, transfer: TransferResult, coldReview: ReviewProgress, listReviews: Array<LedgerEntry>, getReview: ReviewDetail | null, listFindings: FindingsView, changes: ChangeSet, todos: Array<Todo>, };
+export type Responses = { snapshot: Snapshot, prompts: Array<PromptTemplate>, listLoops: Array<LoopState>, reconnect: null, reviewerSettings: ReviewerSettings, testReviewer: ReviewerTest, folders: FolderChoices, openSession: TranscriptPage, closeSession: null, loadOlder: OlderPage, attachServer: null, createSession: SessionView, renameSession: SessionView, archiveSession: SessionView, deleteSession: null, sendPrompt: Sent, revertSession: SessionView, unrevertSession: SessionView, forkSession: SessionView, findFiles: Array<string>, runCommand: CommandStarted, abort: null, replyPermission: null, providers: ProviderCatalog, agents: Array<AgentInfo>, commands: Array<CommandEntry>, setSettings: Settings, openTab: null, closeTab: null, activateTab: null, moveTab: null, setPrompt: PromptTemplate, resetPrompt: PromptTemplate, startHandoffReview: FlowState, cancelFlow: boolean, transfer: TransferResult, listTransfers: Array<TransferRecord>, checkReviewPin: ReviewPin | null, coldReview: ReviewProgress, listReviews: Array<LedgerEntry>, getReview: ReviewDetail | null, listFindings: FindingsView, setReviewerSettings: ReviewerSettings, startLoop: LoopState, stopLoop: LoopState | null, changes: ChangeSet, todos: Array<Todo>, };

@@ -79,7 +79,8 @@ pub(crate) async fn record_reply(
     if let Some(round) = known {
         return Ok(findings::Recorded { round, new: false });
     }
-    let fingerprint = super::code::fingerprint(directory).await;
+    let seen = super::code::full(directory).await;
+    let fingerprint = seen.as_ref().map(|f| f.digest.clone());
     let recorded = findings::record_review(
         core.db(),
         review_id,
@@ -91,6 +92,10 @@ pub(crate) async fn record_reply(
     )?;
     if recorded.new {
         push(core, review_id)?;
+        // Pinned to the code it saw, so the review tab can tell when it goes stale.
+        if let Some(seen) = &seen {
+            crate::review_pin::pin(core, review_id, reply_id, directory, seen);
+        }
     }
     Ok(recorded)
 }
