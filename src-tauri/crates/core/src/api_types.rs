@@ -522,6 +522,12 @@ pub enum Change {
         /// Its todos now, in the agent's order.
         todos: Vec<Todo>,
     },
+    /// What a review saw of the code, checked again: pinned when a reviewer reply completed,
+    /// stale once the code moved on.
+    ReviewPin {
+        /// The pin and its state now.
+        pin: crate::review_pin::ReviewPin,
+    },
     /// A notice for the user (background failures, successes of background work).
     Notice {
         /// The notice.

@@ -166,6 +166,7 @@ impl Core {
         let task = tokio::spawn(crate::sync::run(core.clone(), options.target));
         lock(&core.inner.sync).1 = Some(task);
         let recorder = tokio::spawn(crate::flows::review_loop::recorder::run(core.clone()));
+        lock(&core.inner.tasks).push(tokio::spawn(crate::review_pin::run(core.clone())));
         lock(&core.inner.tasks).push(recorder);
         let resume = tokio::spawn(crate::flows::review_loop::resume_all(core.clone()));
         lock(&core.inner.tasks).push(resume);

@@ -42,6 +42,7 @@ impl Db {
         crate::findings::create_tables(&conn)?;
         crate::flows::review_loop::record::create_table(&conn)?;
         conn.execute_batch(crate::transfer_log::SCHEMA)?;
+        conn.execute_batch(crate::review_pin::SCHEMA)?;
         Ok(Self {
             conn: Mutex::new(conn),
         })

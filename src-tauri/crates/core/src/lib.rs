@@ -19,6 +19,7 @@ pub mod metadata;
 pub mod prompts;
 mod replay;
 pub mod requests;
+pub mod review_pin;
 pub mod settings;
 pub mod store;
 mod sync;

@@ -10,6 +10,7 @@ import type { Connection } from '$lib/types/Connection';
 import type { FlowState } from '$lib/types/FlowState';
 import type { LedgerEntry } from '$lib/types/LedgerEntry';
 import type { LoopState } from '$lib/types/LoopState';
+import type { ReviewPin } from '$lib/types/ReviewPin';
 import type { Notice } from '$lib/types/Notice';
 import type { PermissionRequest } from '$lib/types/PermissionRequest';
 import type { ReviewProgress } from '$lib/types/ReviewProgress';
@@ -30,7 +31,10 @@ export const DEFAULT_SETTINGS: Settings = {
   theme: 'system',
   locale: '',
   handoffTimeoutMs: 30 * 60 * 1000,
-  notifications: { reviewDone: true, permission: true, loopStopped: true }, reviewerReadOnly: true, reviewerShellAllow: [],
+  notifications: { reviewDone: true, permission: true, loopStopped: true },
+  // Until the snapshot says: read-only, with the backend's own list of allowed commands.
+  reviewerReadOnly: true,
+  reviewerShellAllow: [],
 };
 
 /** A flow and when the UI first saw it end (for showing the outcome briefly). */
@@ -104,6 +108,8 @@ export class Store {
   /** The ledger's newest rows as last pushed (null until a review or gate writes). */
   ledger: LedgerEntry[] | null = $state.raw(null);
   readonly transcripts = new SvelteMap<string, Transcript>();
+  /** What each review session's newest reply saw of the code, by review session. */
+  readonly pins = new SvelteMap<string, ReviewPin>();
   /** The latest transfer of each sent assistant message, by that message's id. */
   readonly transfers = new SvelteMap<string, TransferRecord>();
   /** Todo lists of the sessions that have been shown, by session id (pushed whole). */
@@ -386,7 +392,17 @@ export class Store {
       case 'todos':
         this.setTodos(change.sessionId, change.todos);
         break;
+      case 'reviewPin':
+        this.recordPin(change.pin);
+        break;
     }
+  }
+
+  /** A review pin, unless a newer check of it is known. */
+  recordPin(pin: ReviewPin): void {
+    const prev = this.pins.get(pin.reviewSessionId);
+    if (prev && prev.checkedAt > pin.checkedAt) return;
+    this.pins.set(pin.reviewSessionId, pin);
   }
 
   /** A transfer (pushed, answered by the request, or listed): kept when it is the newest of its

@@ -8,6 +8,7 @@ import type { MessageInfo } from "./MessageInfo";
 import type { Notice } from "./Notice";
 import type { Part } from "./Part";
 import type { PermissionRequest } from "./PermissionRequest";
+import type { ReviewPin } from "./ReviewPin";
 import type { ReviewProgress } from "./ReviewProgress";
 import type { SessionFailure } from "./SessionFailure";
 import type { SessionStatus } from "./SessionStatus";

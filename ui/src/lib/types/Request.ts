@@ -6,6 +6,7 @@ import type { ArchiveSession } from "./ArchiveSession";
 import type { AttachServer } from "./AttachServer";
 import type { CancelFlow } from "./CancelFlow";
 import type { Changes } from "./Changes";
+import type { CheckReviewPin } from "./CheckReviewPin";
 import type { CloseSession } from "./CloseSession";
 import type { CloseTab } from "./CloseTab";
 import type { ColdReview } from "./ColdReview";

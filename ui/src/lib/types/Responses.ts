@@ -12,6 +12,7 @@ import type { OlderPage } from "./OlderPage";
 import type { PromptTemplate } from "./PromptTemplate";
 import type { ProviderCatalog } from "./ProviderCatalog";
 import type { ReviewDetail } from "./ReviewDetail";
+import type { ReviewPin } from "./ReviewPin";
 import type { ReviewProgress } from "./ReviewProgress";
 import type { ReviewerSettings } from "./ReviewerSettings";
 import type { ReviewerTest } from "./ReviewerTest";

@@ -8,6 +8,7 @@ use crate::api_types::{ModelChoice, TransferResult};
 use crate::core::Core;
 use crate::error::Result;
 use crate::flows::{self, FlowState, transfer};
+use crate::review_pin::ReviewPin;
 use crate::transfer_log::TransferRecord;
 
 /// Fields of [`Request::StartHandoffReview`](super::Request::StartHandoffReview).
@@ -90,6 +91,25 @@ pub async fn transfer(core: &Core, req: Transfer) -> Result<TransferResult> {
         req.resend.unwrap_or(false),
     )
     .await
+}
+
+/// Fields of [`Request::CheckReviewPin`](super::Request::CheckReviewPin).
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct CheckReviewPin {
+    /// The review session.
+    pub session_id: String,
+}
+
+/// What the review session's newest reply saw, checked against the code now (`null` when no
+/// reply was pinned). The answer is pushed too, so every window shows it.
+pub async fn check_review_pin(core: &Core, req: CheckReviewPin) -> Result<Option<ReviewPin>> {
+    let pin = crate::review_pin::check(core, &req.session_id).await?;
+    if let Some(pin) = &pin {
+        core.emit(crate::api_types::Change::ReviewPin { pin: pin.clone() });
+    }
+    Ok(pin)
 }
 
 /// The transfers sent from a session's messages, oldest first.

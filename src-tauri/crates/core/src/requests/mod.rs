@@ -40,7 +40,7 @@ use crate::settings::Settings;
 pub use catalog::{Agents, Commands, Providers};
 pub use changes::{ChangeSet, Changes, Todos};
 pub use folders::FolderChoices;
-pub use handoff::{CancelFlow, ListTransfers, StartHandoffReview, Transfer};
+pub use handoff::{CancelFlow, CheckReviewPin, ListTransfers, StartHandoffReview, Transfer};
 pub use history::{FindFiles, ForkSession, RevertSession, UnrevertSession};
 pub use prompts::{ResetPrompt, SetPrompt};
 pub use review_loop::{ListFindings, LoopSettings, StartLoop, StopLoop};
@@ -182,6 +182,8 @@ requests! {
         Transfer(Transfer) => TransferResult = handoff::transfer;
         /// What was sent from a session's messages to its linked session (the sent marks).
         ListTransfers(ListTransfers) => Vec<crate::transfer_log::TransferRecord> = handoff::list_transfers;
+        /// What a review session's newest reply saw of the code, and whether it is stale now.
+        CheckReviewPin(CheckReviewPin) => Option<crate::review_pin::ReviewPin> = handoff::check_review_pin;
         /// Starts a cold review of a plan from a session; it runs in the background.
         ColdReview(ColdReview) => ReviewProgress = reviews::cold_review;
         /// Cold reviews in the ledger (the app's and every gate's), newest first.

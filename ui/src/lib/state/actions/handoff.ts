@@ -69,3 +69,14 @@ export async function startHandoffReview(
 export function cancelFlow(flowId: string): Promise<boolean> {
   return call({ cmd: 'cancelFlow', flowId });
 }
+
+/** Checks what the review session's newest reply saw against the code now. Failures only log:
+ * the mark is a hint, and the next file event or focus checks again. */
+export async function checkReviewPin(sessionId: string): Promise<void> {
+  try {
+    const pin = await invoke({ cmd: 'checkReviewPin', sessionId });
+    if (pin) store.recordPin(pin);
+  } catch (err) {
+    console.warn('could not check the review pin', err);
+  }
+}

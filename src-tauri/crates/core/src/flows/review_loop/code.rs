@@ -5,11 +5,10 @@
 /// repository, git failed); a loop then cannot tell whether a claimed fix changed the code and
 /// takes it at its word.
 pub(crate) async fn fingerprint(directory: &str) -> Option<String> {
-    match crate::fingerprint::fingerprint(std::path::Path::new(directory)).await {
-        Ok(f) => Some(f.digest),
-        Err(e) => {
-            tracing::debug!(directory, "no code fingerprint: {e}");
-            None
-        }
-    }
+    full(directory).await.map(|f| f.digest)
+}
+
+/// The directory's whole fingerprint (the files too), or `None` when it has none.
+pub(crate) async fn full(directory: &str) -> Option<crate::fingerprint::Fingerprint> {
+    crate::review_pin::current(directory).await
 }

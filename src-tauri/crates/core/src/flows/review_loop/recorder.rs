@@ -78,15 +78,23 @@ pub(crate) async fn record_reply(
     if let Some(round) = known {
         return Ok(findings::Recorded { round, new: false });
     }
-    let fingerprint = super::code::fingerprint(directory).await;
-    record_reply_at(
+    let seen = super::code::full(directory).await;
+    let fingerprint = seen.as_ref().map(|f| f.digest.clone());
+    let recorded = record_reply_at(
         core,
         review_id,
         original_id,
         reply_id,
         text,
         fingerprint.as_deref(),
-    )
+    )?;
+    // Pinned to the code it saw, so the review tab can tell when it goes stale.
+    if recorded.new
+        && let Some(seen) = &seen
+    {
+        crate::review_pin::pin(core, review_id, reply_id, directory, seen);
+    }
+    Ok(recorded)
 }
 
 /// [`record_reply`] with the fingerprint already taken (the loop takes it while it reconciles).
