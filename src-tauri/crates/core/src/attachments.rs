@@ -296,17 +296,17 @@ mod tests {
         let ui = include_str!("../../../../ui/src/lib/attachments.ts");
         let mb = |bytes: u64| bytes / 1024 / 1024;
         for line in [
-            format!(
-                "MAX_ATTACHMENT_BYTES = {} * MB;",
-                mb(MAX_ATTACHMENT_BYTES)
-            ),
+            format!("MAX_ATTACHMENT_BYTES = {} * MB;", mb(MAX_ATTACHMENT_BYTES)),
             format!(
                 "MAX_PROMPT_ATTACHMENT_BYTES = {} * MB;",
                 mb(MAX_PROMPT_ATTACHMENT_BYTES)
             ),
             format!("MAX_ATTACHMENTS = {MAX_ATTACHMENTS};"),
         ] {
-            assert!(ui.contains(&line), "ui/src/lib/attachments.ts must say {line}");
+            assert!(
+                ui.contains(&line),
+                "ui/src/lib/attachments.ts must say {line}"
+            );
         }
     }
 }

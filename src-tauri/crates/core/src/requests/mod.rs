@@ -6,8 +6,8 @@
 //! domain.
 
 pub mod catalog;
-pub mod folders;
 pub mod changes;
+pub mod folders;
 pub mod handoff;
 pub mod history;
 pub mod prompts;

@@ -656,6 +656,7 @@ async fn a_transfer_sends_the_whole_turn_not_one_step() {
     h.request(Request::Transfer(crosscheck_core::requests::Transfer {
         session_id: review.clone(),
         message_id: steps[0].clone(),
+        resend: None,
     }))
     .await
     .expect("transfer of the turn");

@@ -111,6 +111,7 @@ async fn review_prompts_carry_the_findings_instructions_hidden() {
     h.request(Request::Transfer(crosscheck_core::requests::Transfer {
         session_id: review.clone(),
         message_id: reply_id,
+        resend: None,
     }))
     .await
     .expect("to the implementer");
@@ -421,6 +422,8 @@ async fn a_permission_the_user_typing_and_stop_end_the_loop() {
         session_id: review2.clone(),
         text: "Also check the README".into(),
         choice: None,
+        attachments: Vec::new(),
+        revert_to: None,
     }))
     .await
     .expect("the user types");

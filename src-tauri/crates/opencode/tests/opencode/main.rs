@@ -4,8 +4,8 @@
 //! file saves most of the tests' build time.
 
 mod client_fault;
-mod real_changes;
 mod message_tokens;
+mod real_changes;
 mod real_server;
 mod stream_fault;
 mod supervisor;

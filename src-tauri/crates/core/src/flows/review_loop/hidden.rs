@@ -2,7 +2,7 @@
 //! reviewer (with a note when claimed fixes left the code unchanged) and the answer-by-id
 //! instruction for the implementer. The visible parts keep the seed's words.
 
-use crosscheck_opencode::TextPartInput;
+use crosscheck_opencode::{PartInput, TextPartInput};
 
 use crate::error::Result;
 use crate::prompts::{
@@ -26,7 +26,7 @@ pub fn for_implementer(registry: &Registry) -> Result<String> {
 }
 
 /// A prompt's parts: the visible text, then the hidden one.
-pub fn parts(visible: String, hidden: String) -> Vec<TextPartInput> {
+pub fn parts(visible: String, hidden: String) -> Vec<PartInput> {
     vec![
         TextPartInput::visible(visible),
         TextPartInput::synthetic(hidden),
