@@ -527,7 +527,6 @@ export const de: Record<MessageKey, string> = {
   'error.fingerprint_failed': 'Der Stand des Codes ließ sich nicht bestimmen: Der Ordner ist kein Git-Repository, oder Git ist fehlgeschlagen.',
   'error.session_busy': 'Die Sitzung arbeitet gerade. Warte, bis sie fertig ist, oder halte sie an, und versuche es erneut.',
   'error.file_too_large': 'Die Datei ist zu groß zum Anhängen.',
-  'error.internal': 'In Crosscheck ist etwas schiefgegangen.',
   'error.unauthorized': 'Nicht berechtigt. Öffne den Link, den `crosscheck serve` ausgegeben hat.',
   'error.unknown': 'Etwas ist schiefgegangen; versuche es erneut und öffne die Details, falls es wieder passiert.',
 };

@@ -165,7 +165,23 @@ state: LoopState, } | { "type": "transferred",
 /**
  * What was sent, from where, when.
  */
-transfer: TransferRecord, } | { "type": "notice", 
+transfer: TransferRecord, } | { "type": "filesChanged", 
+/**
+ * The directory whose files changed, when the event named one.
+ */
+directory?: string, 
+/**
+ * The session whose diff was recomputed, for `session.diff`.
+ */
+sessionId?: string, } | { "type": "todos", 
+/**
+ * The session it concerns.
+ */
+sessionId: string, 
+/**
+ * Its todos now, in the agent's order.
+ */
+todos: Array<Todo>, } | { "type": "notice", 
 /**
  * The notice.
  */

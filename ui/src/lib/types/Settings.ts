@@ -19,6 +19,15 @@ locale: string,
  */
 handoffTimeoutMs: number, 
 /**
+ * Review sessions may not edit files: their permission rules deny `edit` and every shell
+ * command but those in `reviewer_shell_allow`.
+ */
+reviewerReadOnly: boolean, 
+/**
+ * Shell command patterns a read-only reviewer may run (globs, `*` any text).
+ */
+reviewerShellAllow: Array<string>, 
+/**
  * Which OS notifications the UI shows (all of them unless turned off).
  */
 notifications: NotificationSettings, };
