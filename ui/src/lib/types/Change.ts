@@ -182,7 +182,11 @@ sessionId: string,
 /**
  * Its todos now, in the agent's order.
  */
-todos: Array<Todo>, } | { "type": "notice", 
+todos: Array<Todo>, } | { "type": "reviewPin", 
+/**
+ * The pin and its state now.
+ */
+pin: ReviewPin, } | { "type": "notice", 
 /**
  * The notice.
  */
