@@ -21,7 +21,7 @@ type ChangeSet = import('$lib/types/ChangeSet').ChangeSet;
 type Change = import('$lib/types/Change').Change;
 type Request = import('$lib/types/Request').Request;
 
-const DIR = '/work/project';
+const DIR = '/home/user/project';
 
 function changeSet(over: Partial<ChangeSet> = {}): ChangeSet {
   return {
