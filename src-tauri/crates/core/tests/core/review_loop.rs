@@ -41,7 +41,16 @@ async fn a_review_reply_is_recorded_as_findings_of_its_link() {
     ))
     .await
     .expect("open");
-    let view = list_findings(&h, &o).await;
+    // The store sees the review turn end a moment after the fake does: ask until the reply is
+    // recorded (ListFindings records a completed reply itself).
+    let deadline = std::time::Instant::now() + SHORT;
+    let view = loop {
+        let view = list_findings(&h, &o).await;
+        if !view.rounds.is_empty() || std::time::Instant::now() > deadline {
+            break view;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
     assert_eq!(view.review_session_id, review);
     assert_eq!(view.original_session_id.as_deref(), Some(o.as_str()));
     assert_eq!(view.rounds.len(), 1);
