@@ -130,16 +130,29 @@ pub(crate) fn reply_outcome(
     if running || !store.status(session_id).is_idle() {
         return None;
     }
+    let text = steps_text(&turn);
+    if text.is_empty() {
+        return Some(Err(Error::NoAssistantText));
+    }
+    Some(Ok(text))
+}
+
+/// The text of the turn answering `prompt_id` as far as it got: every step's visible text in
+/// the server's order, following compaction continuations, joined by blank lines. `None` when
+/// `prompt_id` is not in `messages`.
+pub(crate) fn turn_text(messages: &[MessageWithParts], prompt_id: &str) -> Option<String> {
+    turn(messages, prompt_id).map(|t| steps_text(&t))
+}
+
+/// The steps' visible texts, empty ones left out, joined by blank lines.
+fn steps_text(turn: &Turn<'_>) -> String {
     let texts: Vec<String> = turn
         .steps
         .iter()
         .map(|m| assistant_text(m))
         .filter(|t| !t.is_empty())
         .collect();
-    if texts.is_empty() {
-        return Some(Err(Error::NoAssistantText));
-    }
-    Some(Ok(texts.join("\n\n")))
+    texts.join("\n\n")
 }
 
 /// The id of the last assistant message that carries the answer to `message_id` (the one a
@@ -379,6 +392,30 @@ mod tests {
         assert_eq!(first.expect("text"), "First.");
         let second = reply_outcome(&store, "ses_a", "msg_2").expect("ended");
         assert_eq!(second.expect("text"), "Second.");
+    }
+
+    #[test]
+    fn turn_text_joins_the_steps_in_the_servers_order_while_the_turn_runs() {
+        // Ids out of creation order (ours come from our clock): creation time decides.
+        let store = store_with(vec![
+            text(msg("msg_1", "user", None, 10, false), "hand off", false),
+            text(
+                msg("msg_9", "assistant", Some("msg_1"), 11, true),
+                "Step one.",
+                false,
+            ),
+            text(
+                msg("msg_2", "assistant", Some("msg_1"), 12, false),
+                "Step two, still running.",
+                false,
+            ),
+        ]);
+        let messages = store.transcript("ses_a").expect("loaded").messages();
+        assert_eq!(
+            turn_text(messages, "msg_1").as_deref(),
+            Some("Step one.\n\nStep two, still running.")
+        );
+        assert_eq!(turn_text(messages, "msg_nope"), None);
     }
 
     #[test]

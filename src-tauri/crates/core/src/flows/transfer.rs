@@ -214,13 +214,8 @@ pub(crate) async fn turn_text(core: &Core, session_id: &str, message: &MessageWi
     }
 }
 
-/// Joined visible text of the assistant messages answering `parent`, in the given order.
+/// The text of the turn answering `parent`, by the same rules as a handoff's reply
+/// ([`super::reply::turn_text`]: the server's order, compaction continuations followed).
 fn steps_text(messages: &[MessageWithParts], parent: &str) -> String {
-    let texts: Vec<String> = messages
-        .iter()
-        .filter(|m| m.info.role == "assistant" && m.info.parent_id.as_deref() == Some(parent))
-        .map(assistant_text)
-        .filter(|t| !t.is_empty())
-        .collect();
-    texts.join("\n\n")
+    super::reply::turn_text(messages, parent).unwrap_or_default()
 }
