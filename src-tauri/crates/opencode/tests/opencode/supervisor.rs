@@ -244,8 +244,10 @@ async fn a_crash_at_start_is_a_spawn_error_with_the_output_tail() {
 #[tokio::test]
 async fn a_server_that_never_gets_healthy_is_not_ready() {
     let fx = Fixture::new();
+    // Long enough for the fake (a Python process) to start and answer 503 on a loaded
+    // machine, where 0.8 s sometimes ended the wait before its first answer.
     let tuning = SupervisorTuning {
-        ready_timeout: Duration::from_millis(800),
+        ready_timeout: Duration::from_secs(4),
         ..quick()
     };
     let err = Supervisor::start_with(fx.options("unhealthy"), tuning)
