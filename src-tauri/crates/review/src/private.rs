@@ -14,13 +14,20 @@ pub fn create_dir_all(path: &Path) -> io::Result<()> {
 }
 
 /// Creates `path` empty with mode 0600 if it does not exist; narrows an existing one to 0600.
+///
+/// An existing file is never opened: a SQLite database may already be open in this process,
+/// and closing any other handle on its file drops the locks SQLite holds on it (POSIX locks
+/// belong to the process), which lets another process checkpoint the log away under it.
 pub fn touch_private(path: &Path) -> io::Result<()> {
     let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(false);
+    options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options.open(path)?;
-    restrict(path)
+    match options.open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => restrict(path),
+        Err(e) => Err(e),
+    }
 }
 
 /// Narrows an existing file to mode 0600 (no-op when it is absent or already private).

@@ -284,3 +284,30 @@ fn two_processes_on_one_ledger_review_a_key_once() {
     assert_eq!(codes, [Some(2), Some(2)], "{}\n{}", stderr(&a), stderr(&b));
     assert!(stderr(&a).contains(&plan_flags()) && stderr(&b).contains(&plan_flags()));
 }
+
+#[test]
+fn an_open_app_sees_every_row_the_gates_write() {
+    // The app holds the shared database open (its own tables first, then the ledger) while
+    // gate processes write rows. It once saw only the first: opening the ledger touched the
+    // file through a plain file handle, and closing that handle dropped the SQLite locks the
+    // app's first connection held, so a gate took the file for itself and checkpointed the
+    // log away under the app's feet.
+    let env = Env::new();
+    env.server.always(Reply::Text(plan_flags()));
+    std::fs::create_dir_all(env.data_dir()).unwrap();
+    let path = env.data_dir().join(crosscheck_review::paths::DATABASE_FILE);
+    let app = rusqlite::Connection::open(&path).unwrap();
+    let _mode: String = app
+        .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+        .unwrap();
+    app.execute_batch("CREATE TABLE IF NOT EXISTS app_settings (k TEXT PRIMARY KEY, v TEXT);")
+        .unwrap();
+    let ledger = crosscheck_review::ledger::Ledger::open(&path).unwrap();
+    for n in 1..=3 {
+        let text = format!("# Plan {n}\n\n1. Step {n}.\n");
+        let out = env.crosscheck(&["gate", "plan", "--text", &text, "--cwd", "/w"], None);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let listed = ledger.list(10).unwrap().len();
+        assert_eq!(listed, n, "rows the open app sees after gate {n}");
+    }
+}
