@@ -142,7 +142,8 @@ deb: ui
 	$(CARGO) build --release -p crosscheck-cli
 	ui/node_modules/.bin/tauri build --bundles deb --config \
 	  '{"bundle":{"linux":{"deb":{"files":{"/usr/bin/crosscheck":"$(CARGO_TARGET_DIR)/release/crosscheck"}}}}}'
-	@ls "$(CARGO_TARGET_DIR)"/release/bundle/deb/*.deb
+	@deb=$$(ls -t "$(CARGO_TARGET_DIR)"/release/bundle/deb/*.deb | head -n 1); echo "Built $$deb"; \
+	  cd tests && CROSSCHECK_DEB="$$deb" node --test package/
 
 install: ui
 	$(CARGO) build $(CARGO_PROFILE_FLAG) -p crosscheck-cli
