@@ -40,7 +40,9 @@ use crate::settings::Settings;
 pub use catalog::{Agents, Commands, Providers};
 pub use changes::{ChangeSet, Changes, Todos};
 pub use folders::FolderChoices;
-pub use handoff::{CancelFlow, CheckReviewPin, ListTransfers, StartHandoffReview, Transfer};
+pub use handoff::{
+    CancelFlow, CheckReviewPin, ListTransfers, SendFindings, StartHandoffReview, Transfer,
+};
 pub use history::{FindFiles, ForkSession, RevertSession, UnrevertSession};
 pub use prompts::{ResetPrompt, SetPrompt};
 pub use review_loop::{ListFindings, LoopSettings, StartLoop, StopLoop};
@@ -180,6 +182,8 @@ requests! {
         CancelFlow(CancelFlow) => bool = handoff::cancel;
         /// Sends an assistant message's text to the linked session.
         Transfer(Transfer) => TransferResult = handoff::transfer;
+        /// Sends only the chosen findings of a reviewer's reply to the implementer.
+        SendFindings(SendFindings) => TransferResult = handoff::send_findings;
         /// What was sent from a session's messages to its linked session (the sent marks).
         ListTransfers(ListTransfers) => Vec<crate::transfer_log::TransferRecord> = handoff::list_transfers;
         /// What a review session's newest reply saw of the code, and whether it is stale now.
