@@ -214,3 +214,83 @@ async fn a_clean_reply_has_no_findings_to_send() {
     assert_eq!(h.fake.prompts_to(&o).len(), before);
     h.stop().await;
 }
+
+/// Settings → Reviewer's shell list: the defaults come from the backend (what "Reset to
+/// defaults" uses), a pattern that allows everything is refused with a reason and the saved
+/// list stays, and a reset after an edit brings the defaults back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reviewer_shell_list_is_checked_and_resets_to_the_defaults() {
+    use crosscheck_core::requests::SetSettings;
+    use crosscheck_core::settings::{DEFAULT_REVIEWER_SHELL_ALLOW, Settings};
+    let h = Harness::start().await;
+    let defaults: Settings =
+        serde_json::from_value(h.request(Request::DefaultSettings).await.expect("defaults"))
+            .unwrap();
+    assert_eq!(defaults.reviewer_shell_allow, DEFAULT_REVIEWER_SHELL_ALLOW);
+
+    let edited = Settings {
+        reviewer_shell_allow: vec!["git status*".into(), "cargo tree*".into()],
+        ..defaults.clone()
+    };
+    h.request(Request::SetSettings(SetSettings {
+        settings: edited.clone(),
+    }))
+    .await
+    .expect("saved");
+    for bad in ["*", "  ", &"x".repeat(201)] {
+        let err = h
+            .request(Request::SetSettings(SetSettings {
+                settings: Settings {
+                    reviewer_shell_allow: vec!["ls*".into(), bad.to_owned()],
+                    ..defaults.clone()
+                },
+            }))
+            .await
+            .expect_err("refused");
+        assert_eq!(err.code, ErrorCode::InvalidRequest, "{bad:?}");
+        assert!(err.message.contains("shell pattern"), "{}", err.message);
+    }
+    assert_eq!(
+        h.snapshot().await.settings.reviewer_shell_allow,
+        vec!["git status*", "cargo tree*"],
+        "the saved list stays"
+    );
+    h.request(Request::SetSettings(SetSettings {
+        settings: Settings {
+            reviewer_shell_allow: defaults.reviewer_shell_allow.clone(),
+            ..edited
+        },
+    }))
+    .await
+    .expect("reset");
+    assert_eq!(
+        h.snapshot().await.settings.reviewer_shell_allow,
+        DEFAULT_REVIEWER_SHELL_ALLOW
+    );
+    h.stop().await;
+}
+
+/// A review reply that ended before the review tab opened is recorded and pushed when the tab
+/// opens its transcript, without anyone asking for the list (the list follows pushes only).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_that_ended_before_the_tab_opened_is_pushed_when_it_opens() {
+    let h = Harness::start().await;
+    let o = h.fake.seed_session("Add greet", None);
+    h.fake.script(&o, Reply::text("## Intent\ngreet()"));
+    h.fake.script_any(Reply::text(THREE));
+    let run = h.handoff(&o, SHORT).await;
+    let review = run.flow.review_session_id.clone().expect("review session");
+    h.fake.wait_turns(&review, 1, SHORT).await;
+    let mut changes = h.core.subscribe();
+    h.request(Request::OpenSession(OpenSession {
+        session_id: review.clone(),
+    }))
+    .await
+    .expect("open");
+    let pushed = wait_change(&mut changes, SHORT, "the findings push", |c| {
+        matches!(c, Change::Findings { findings } if findings.review_session_id == review && findings.findings.len() == 3)
+    })
+    .await;
+    assert!(matches!(pushed, Change::Findings { .. }));
+    h.stop().await;
+}
