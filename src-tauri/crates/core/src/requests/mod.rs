@@ -120,6 +120,8 @@ requests! {
         TestReviewer => ReviewerTest = reviews::test_reviewer;
         /// The folders New session suggests: recent ones and the server's known ones.
         Folders => FolderChoices = folders::list;
+        /// The settings as they are before the user changes any (what "Reset to defaults" uses).
+        DefaultSettings => Settings = settings::default_settings;
     }
     per_client {
         /// Starts following a session's transcript for the client; answers its newest page.
