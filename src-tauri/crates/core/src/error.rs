@@ -66,6 +66,12 @@ error_codes! {
     ReviewLinkFailed = 422,
     /// The message was sent to the linked session before; sending it again needs a yes.
     AlreadyTransferred = 409,
+    /// "Send selected findings" on a reviewer reply with no open findings.
+    NoFindings = 422,
+    /// "Send selected findings" with ids that are not among the reply's findings.
+    UnknownFindings = 422,
+    /// "Send selected findings" with none chosen.
+    NoFindingsSelected = 400,
     /// Other clients kept replacing a metadata write (HTTP 409: a conflict).
     MetadataConflict = 409,
     /// The handoff turn did not finish in time.
@@ -139,6 +145,15 @@ pub enum Error {
         /// When it was sent last (ms since the epoch).
         sent_at: i64,
     },
+    /// A reviewer reply with no open findings to send.
+    #[error("this reply has no open findings to send")]
+    NoFindings,
+    /// Finding ids that are not among the reply's open findings (comma-separated).
+    #[error("not among this reply's findings: {0}")]
+    UnknownFindings(String),
+    /// No finding was chosen to send.
+    #[error("no findings were chosen to send")]
+    NoFindingsSelected,
     /// Linking the original to its review session failed; the new review session was removed.
     #[error("could not link the review session: {0}")]
     ReviewLinkFailed(String),
@@ -207,6 +222,9 @@ impl Error {
             Error::NoLinkedSession => ErrorCode::NoLinkedSession,
             Error::NoAssistantText => ErrorCode::NoAssistantText,
             Error::AlreadyTransferred { .. } => ErrorCode::AlreadyTransferred,
+            Error::NoFindings => ErrorCode::NoFindings,
+            Error::UnknownFindings(_) => ErrorCode::UnknownFindings,
+            Error::NoFindingsSelected => ErrorCode::NoFindingsSelected,
             Error::ReviewLinkFailed(_) => ErrorCode::ReviewLinkFailed,
             Error::MetadataConflict(_) => ErrorCode::MetadataConflict,
             Error::HandoffTimeout(_) => ErrorCode::HandoffTimeout,

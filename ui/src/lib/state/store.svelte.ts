@@ -7,6 +7,7 @@
 import { SvelteMap } from 'svelte/reactivity';
 import type { Change } from '$lib/types/Change';
 import type { Connection } from '$lib/types/Connection';
+import type { FindingsView } from '$lib/types/FindingsView';
 import type { FlowState } from '$lib/types/FlowState';
 import type { LedgerEntry } from '$lib/types/LedgerEntry';
 import type { LoopState } from '$lib/types/LoopState';
@@ -108,6 +109,8 @@ export class Store {
   /** The ledger's newest rows as last pushed (null until a review or gate writes). */
   ledger: LedgerEntry[] | null = $state.raw(null);
   readonly transcripts = new SvelteMap<string, Transcript>();
+  /** The findings of each review link as last listed or pushed, by review session. */
+  readonly findings = new SvelteMap<string, FindingsView>();
   /** What each review session's newest reply saw of the code, by review session. */
   readonly pins = new SvelteMap<string, ReviewPin>();
   /** The latest transfer of each sent assistant message, by that message's id. */
@@ -394,6 +397,9 @@ export class Store {
         break;
       case 'reviewPin':
         this.recordPin(change.pin);
+        break;
+      case 'findings':
+        this.findings.set(change.findings.reviewSessionId, change.findings);
         break;
     }
   }

@@ -63,6 +63,7 @@ pub mod patch;
 pub mod reply;
 pub mod review_link;
 pub mod review_loop;
+pub mod send_findings;
 pub mod transfer;
 
 use std::collections::HashMap;

@@ -80,24 +80,63 @@ pub async fn send(
         TransferDirection::ToImplementer => super::review_loop::hidden::for_implementer(&registry)?,
         TransferDirection::ToReviewer => super::review_loop::hidden::for_reviewer(&registry, &[])?,
     };
-    let choice = current_choice(core, &target);
+    deliver(
+        core,
+        Outgoing {
+            source_session_id: session_id,
+            source_message_id: message_id,
+            target: &target,
+            direction,
+            body,
+            hidden,
+            resend,
+        },
+    )
+    .await
+}
+
+/// One prompt a transfer sends: the visible words, the hidden part, and what it is sent for.
+pub(crate) struct Outgoing<'a> {
+    /// The session whose message is sent.
+    pub source_session_id: &'a str,
+    /// The message the sent mark goes on.
+    pub source_message_id: &'a str,
+    /// The linked session it goes to.
+    pub target: &'a crosscheck_opencode::Session,
+    /// Which way it goes.
+    pub direction: TransferDirection,
+    /// The seed's words, filled in.
+    pub body: String,
+    /// The hidden instructions after them.
+    pub hidden: String,
+    /// The user confirmed sending this message again.
+    pub resend: bool,
+}
+
+/// Claims the send in SQLite (refused with [`Error::AlreadyTransferred`] when sent before and
+/// not resent), sends the prompt, and announces it. Every transfer goes through here, so the
+/// sent mark and "Send again?" behave the same for a whole turn and for chosen findings.
+pub(crate) async fn deliver(core: &Core, out: Outgoing<'_>) -> Result<TransferResult> {
+    let target = out.target;
+    let direction = out.direction;
+    let choice = current_choice(core, target);
     let sent_id = ids::message_id();
     let record = TransferRecord {
-        source_session_id: session_id.to_owned(),
-        source_message_id: message_id.to_owned(),
+        source_session_id: out.source_session_id.to_owned(),
+        source_message_id: out.source_message_id.to_owned(),
         target_session_id: target.id.clone(),
         direction,
         sent_message_id: sent_id.clone(),
         sent_at: now_ms(),
     };
     let client = core.client()?;
-    core.db().claim_transfer(&record, resend)?;
+    core.db().claim_transfer(&record, out.resend)?;
     let sent = client
         .prompt_async(
             &target.id,
             &PromptRequest {
                 message_id: Some(sent_id.clone()),
-                parts: super::review_loop::hidden::parts(body, hidden),
+                parts: super::review_loop::hidden::parts(out.body, out.hidden),
                 model: choice.model,
                 agent: choice.agent,
                 variant: choice.variant,
@@ -129,7 +168,7 @@ pub async fn send(
         )?;
     }
     Ok(TransferResult {
-        target_session_id: target.id,
+        target_session_id: target.id.clone(),
         direction,
         message_id: sent_id,
     })

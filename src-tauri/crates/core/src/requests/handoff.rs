@@ -57,6 +57,24 @@ pub struct Transfer {
     pub resend: Option<bool>,
 }
 
+/// Fields of [`Request::SendFindings`](super::Request::SendFindings).
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct SendFindings {
+    /// The review session the reply is in.
+    pub review_session_id: String,
+    /// The reviewer's reply (a step of its turn) whose findings are offered.
+    pub message_id: String,
+    /// The findings to send (`F1`, `F3`, ...); the others stay in the Findings list.
+    pub finding_ids: Vec<String>,
+    /// The user confirmed sending a reply that was sent before; without it such a send is
+    /// refused with `already_transferred`.
+    #[serde(default)]
+    #[ts(optional)]
+    pub resend: Option<bool>,
+}
+
 /// Fields of [`Request::ListTransfers`](super::Request::ListTransfers).
 #[derive(Debug, Clone, Deserialize, Serialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -88,6 +106,19 @@ pub async fn transfer(core: &Core, req: Transfer) -> Result<TransferResult> {
         core,
         &req.session_id,
         &req.message_id,
+        req.resend.unwrap_or(false),
+    )
+    .await
+}
+
+/// Sends only the chosen findings of a reviewer's reply to the implementer, in the seed's
+/// feedback words (once, unless resent).
+pub async fn send_findings(core: &Core, req: SendFindings) -> Result<TransferResult> {
+    flows::send_findings::send(
+        core,
+        &req.review_session_id,
+        &req.message_id,
+        &req.finding_ids,
         req.resend.unwrap_or(false),
     )
     .await

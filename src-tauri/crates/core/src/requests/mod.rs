@@ -40,7 +40,9 @@ use crate::settings::Settings;
 pub use catalog::{Agents, Commands, Providers};
 pub use changes::{ChangeSet, Changes, Todos};
 pub use folders::FolderChoices;
-pub use handoff::{CancelFlow, CheckReviewPin, ListTransfers, StartHandoffReview, Transfer};
+pub use handoff::{
+    CancelFlow, CheckReviewPin, ListTransfers, SendFindings, StartHandoffReview, Transfer,
+};
 pub use history::{FindFiles, ForkSession, RevertSession, UnrevertSession};
 pub use prompts::{ResetPrompt, SetPrompt};
 pub use review_loop::{ListFindings, LoopSettings, StartLoop, StopLoop};
@@ -118,6 +120,8 @@ requests! {
         TestReviewer => ReviewerTest = reviews::test_reviewer;
         /// The folders New session suggests: recent ones and the server's known ones.
         Folders => FolderChoices = folders::list;
+        /// The settings as they are before the user changes any (what "Reset to defaults" uses).
+        DefaultSettings => Settings = settings::default_settings;
     }
     per_client {
         /// Starts following a session's transcript for the client; answers its newest page.
@@ -180,6 +184,8 @@ requests! {
         CancelFlow(CancelFlow) => bool = handoff::cancel;
         /// Sends an assistant message's text to the linked session.
         Transfer(Transfer) => TransferResult = handoff::transfer;
+        /// Sends only the chosen findings of a reviewer's reply to the implementer.
+        SendFindings(SendFindings) => TransferResult = handoff::send_findings;
         /// What was sent from a session's messages to its linked session (the sent marks).
         ListTransfers(ListTransfers) => Vec<crate::transfer_log::TransferRecord> = handoff::list_transfers;
         /// What a review session's newest reply saw of the code, and whether it is stale now.

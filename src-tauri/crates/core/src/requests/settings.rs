@@ -65,6 +65,11 @@ pub async fn set_settings(core: &Core, req: SetSettings) -> Result<Settings> {
     Ok(settings)
 }
 
+/// The default settings, for a "Reset to defaults" action (nothing is saved).
+pub async fn default_settings(_core: &Core) -> Result<Settings> {
+    Ok(Settings::default())
+}
+
 /// Opens or focuses a tab.
 pub async fn open_tab(core: &Core, req: OpenTab) -> Result<()> {
     show_tab(core, req.tab)

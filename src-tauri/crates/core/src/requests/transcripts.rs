@@ -40,6 +40,16 @@ pub struct CloseSession {
 /// window.
 pub async fn open(core: &Core, client: &str, req: OpenSession) -> Result<TranscriptPage> {
     follow_transcript(core, &req.session_id, &client_follower(client)).await?;
+    // A review reply that ended before its transcript was followed is recorded (and its
+    // findings pushed) now: a first load is no reset, so the recorder did not see it.
+    let (recorder_core, id) = (core.clone(), req.session_id.clone());
+    tokio::spawn(async move {
+        if let Err(e) =
+            crate::flows::review_loop::recorder::record_latest(&recorder_core, &id).await
+        {
+            tracing::warn!(session = %id, "could not record the review's findings: {e}");
+        }
+    });
     if let Some(dir) =
         core.read_store(|s, _| s.session(&req.session_id).map(|x| x.directory.clone()))
     {

@@ -15,6 +15,7 @@ mod handoff_flows;
 mod history;
 mod permissions;
 mod review_loop;
+mod send_findings;
 mod sync_buffering;
 mod sync_listing;
 mod sync_reconnect;

@@ -1,0 +1,84 @@
+// The Findings list's logic, apart from its markup: filtering by status and severity, the
+// counts the filters show, a finding's history grouped by round, and which findings a
+// reviewer's turn offers to "Send selected findings" (with the default selection).
+
+import type { FindingRound } from '$lib/types/FindingRound';
+import type { FindingStatus } from '$lib/types/FindingStatus';
+import type { FindingView } from '$lib/types/FindingView';
+import type { FindingsView } from '$lib/types/FindingsView';
+import type { Severity } from '$lib/types/Severity';
+
+/** Every status, in the order the filter offers them. */
+export const STATUSES: readonly FindingStatus[] = ['open', 'disputed', 'fixed', 'withdrawn'];
+/** Every severity, most serious first. */
+export const SEVERITIES: readonly Severity[] = ['blocker', 'major', 'minor', 'nit'];
+
+/** A filter value: one status or severity, or every one. */
+export type StatusFilter = FindingStatus | 'all';
+/** A severity filter value. */
+export type SeverityFilter = Severity | 'all';
+
+/** The findings that pass both filters, in the backend's id order. */
+export function filterFindings(findings: readonly FindingView[], status: StatusFilter, severity: SeverityFilter): FindingView[] {
+  return findings.filter((f) => (status === 'all' || f.status === status) && (severity === 'all' || f.severity === severity));
+}
+
+/** How many findings have each status (every status present, zero when none). */
+export function countByStatus(findings: readonly FindingView[]): Record<FindingStatus, number> {
+  const out: Record<FindingStatus, number> = { open: 0, disputed: 0, fixed: 0, withdrawn: 0 };
+  for (const f of findings) out[f.status] += 1;
+  return out;
+}
+
+/** How many findings have each severity. */
+export function countBySeverity(findings: readonly FindingView[]): Record<Severity, number> {
+  const out: Record<Severity, number> = { blocker: 0, major: 0, minor: 0, nit: 0 };
+  for (const f of findings) out[f.severity] += 1;
+  return out;
+}
+
+/** One round of a finding's history: what the reviewer said and what the implementer
+ * answered in it (either may be absent). */
+export interface RoundEntry {
+  round: number;
+  reviewer?: FindingRound;
+  implementer?: FindingRound;
+  /** The implementer claimed a fix while the code did not change that round. */
+  claimedUnchanged: boolean;
+}
+
+/** A finding's history grouped by round, oldest first; a side that spoke twice in one round
+ * (not expected) keeps its newest entry. */
+export function historyByRound(history: readonly FindingRound[]): RoundEntry[] {
+  const rounds = new Map<number, RoundEntry>();
+  for (const h of history) {
+    const entry = rounds.get(h.round) ?? { round: h.round, claimedUnchanged: false };
+    if (h.side === 'reviewer') entry.reviewer = h;
+    else entry.implementer = h;
+    entry.claimedUnchanged ||= h.claimedUnchanged;
+    rounds.set(h.round, entry);
+  }
+  return [...rounds.values()].sort((a, b) => a.round - b.round);
+}
+
+/** The recorded reviewer reply among a turn's step ids (rounds are recorded under a step). */
+export function roundMessageOf(view: FindingsView | undefined, stepIds: readonly string[]): string | undefined {
+  if (!view) return undefined;
+  for (let i = stepIds.length - 1; i >= 0; i--) {
+    if (view.rounds.some((r) => r.messageId === stepIds[i])) return stepIds[i];
+  }
+  return undefined;
+}
+
+/** The findings reviewer reply `messageId` opened or kept open: what its picker offers. */
+export function messageFindings(view: FindingsView | undefined, messageId: string | undefined): FindingView[] {
+  if (!view || !messageId) return [];
+  return view.findings.filter((f) =>
+    f.history.some((h) => h.side === 'reviewer' && h.messageId === messageId && (h.status === 'open' || h.status === 'disputed')),
+  );
+}
+
+/** The picker's default choice: blockers and majors checked, minors and nits not. */
+export function defaultSelection(findings: readonly FindingView[]): Set<string> {
+  return new Set(findings.filter((f) => f.severity === 'blocker' || f.severity === 'major').map((f) => f.id));
+}
