@@ -13,7 +13,7 @@ vi.mock('$lib/host', async (importOriginal) => {
 const { default: MessageList } = await import('$lib/components/MessageList.svelte');
 const { Transcript } = await import('$lib/state/transcript.svelte');
 
-function transcript(n: number) {
+function transcript(n: number, reply: (i: number) => string = (i) => `Reply **${i}**`) {
   const t = new Transcript('ses_1');
   t.applyPage({
     seq: 1,
@@ -23,7 +23,7 @@ function transcript(n: number) {
       const id = `msg_${String(i).padStart(4, '0')}`;
       return {
         info: { id, sessionID: 'ses_1', role: i % 2 ? 'assistant' : 'user', time: { created: 1, completed: 2 } },
-        parts: [{ id: `prt_${id}`, sessionID: 'ses_1', messageID: id, type: 'text', text: `Reply **${i}**`, synthetic: false, ignored: false }],
+        parts: [{ id: `prt_${id}`, sessionID: 'ses_1', messageID: id, type: 'text', text: reply(i), synthetic: false, ignored: false }],
       };
     }),
   });
@@ -66,13 +66,30 @@ describe('first frame of a long transcript', () => {
     app = mount(MessageList, { target, props: { transcript: transcript(50), transferDirection: null, busy: false } });
     flushSync();
     const first = target.querySelectorAll('.row').length;
-    // 400 px at the 96 px estimate: five rows, not the 900 px of overscan on top.
+    // 400 px of one-line rows (guessed ~60 px each): seven, not the 900 px of overscan on top.
     expect(first).toBeGreaterThan(0);
-    expect(first).toBeLessThanOrEqual(6);
+    expect(first).toBeLessThanOrEqual(8);
     runFrames();
     vi.runAllTimers();
     flushSync();
     expect(target.querySelectorAll('.row').length).toBeGreaterThan(first + 5);
+  });
+
+  it('guesses a long reply as tall, so a view of 400 px builds one or two of them', () => {
+    const code = Array.from({ length: 30 }, (_, k) => `  const row${k} = offsets[${k}];`).join('\n');
+    const long = (i: number) => `Reply ${i}: some **prose**.\n\n\`\`\`ts\n${code}\n\`\`\`\n\nMore prose.`;
+    const target = document.createElement('div');
+    document.body.appendChild(target);
+    app = mount(MessageList, { target, props: { transcript: transcript(50, long), transferDirection: null, busy: false } });
+    flushSync();
+    // A fixed 96 px guess would build five of these 600 px rows for a 400 px view.
+    const first = target.querySelectorAll('.row').length;
+    expect(first).toBeGreaterThan(0);
+    expect(first).toBeLessThanOrEqual(2);
+    runFrames();
+    vi.runAllTimers();
+    flushSync();
+    expect(target.querySelectorAll('.row').length).toBeGreaterThan(first);
   });
 
   it('sets the scroll position without reading layout back', () => {
@@ -98,5 +115,23 @@ describe('rendered markdown cache', () => {
     const again = renderMarkdownCached(text);
     expect(again).toBe(first);
     expect(parse).not.toHaveBeenCalled();
+  });
+});
+
+describe('opening a session from the sidebar', () => {
+  it('scrolls the selected item into view in the next frame, not in the click', async () => {
+    const { default: SessionItem } = await import('$lib/components/SessionItem.svelte');
+    const scroll = vi.fn();
+    Object.defineProperty(HTMLElement.prototype, 'scrollIntoView', { value: scroll, configurable: true });
+    const target = document.createElement('div');
+    document.body.appendChild(target);
+    const session = { id: 'ses_s', slug: '', projectID: 'p', directory: '/p', title: 'S', time: { created: 1, updated: 2 } };
+    app = mount(SessionItem, { target, props: { session, selected: true } });
+    flushSync();
+    // Reading layout here would lay out the transcript the click just built, in the click's task.
+    expect(scroll).not.toHaveBeenCalled();
+    runFrames();
+    expect(scroll).toHaveBeenCalledTimes(1);
+    delete (HTMLElement.prototype as { scrollIntoView?: unknown }).scrollIntoView;
   });
 });
