@@ -3,7 +3,7 @@
 // markdown is reused for a text already rendered.
 import { flushSync, mount, unmount } from 'svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { renderMarkdownCached } from '$lib/markdown';
+import { colourMarkdown, markdownCacheChars, renderMarkdownCached } from '$lib/markdown';
 
 vi.mock('$lib/host', async (importOriginal) => {
   const actual = await importOriginal<typeof import('$lib/host')>();
@@ -129,6 +129,27 @@ describe('rendered markdown cache', () => {
     const again = renderMarkdownCached(text);
     expect(again).toBe(first);
     expect(parse).not.toHaveBeenCalled();
+  });
+
+  it('keeps at most 1.5 million characters however many replies were rendered', () => {
+    // 2,000 replies of 1.5 kB: a 5,000-message transcript scrolled from end to end.
+    const para = 'A reply in plain words, rendered as paragraphs without the parser. '.repeat(22);
+    for (let i = 0; i < 2000; i++) renderMarkdownCached(`${i}: ${para}`);
+    expect(markdownCacheChars().rendered).toBeLessThanOrEqual(1_500_000 + 2 * para.length + 100);
+    expect(markdownCacheChars().rendered).toBeGreaterThan(1_000_000);
+  });
+
+  it('keeps one copy of a coloured text: its coloured html replaces the rendered one', async () => {
+    vi.useRealTimers();
+    const text = `Code ${Math.random()}:\n\n\`\`\`ts\nconst answer: number = 42;\n\`\`\`\n`;
+    const html = renderMarkdownCached(text);
+    const before = markdownCacheChars();
+    const out = await colourMarkdown(text, html);
+    expect(out).toContain('hljs');
+    const after = markdownCacheChars();
+    // (Blocks of the lists mounted above may be coloured meanwhile: that only moves more.)
+    expect(after.rendered).toBeLessThanOrEqual(before.rendered - text.length - html.length);
+    expect(after.coloured).toBeGreaterThanOrEqual(before.coloured + text.length + (out ?? '').length);
   });
 });
 
