@@ -154,6 +154,21 @@ describe('rendered markdown cache', () => {
 });
 
 describe('opening a session from the sidebar', () => {
+  it('fits the composer to its text in the next frame, not while the chat is built', async () => {
+    const { default: Composer } = await import('$lib/components/Composer.svelte');
+    const reads = vi.spyOn(HTMLElement.prototype, 'scrollHeight', 'get').mockReturnValue(40);
+    const target = document.createElement('div');
+    document.body.appendChild(target);
+    const session = { id: 'ses_k', slug: '', projectID: 'p', directory: '/p', title: 'K', time: { created: 1, updated: 2 } };
+    app = mount(Composer, { target, props: { session: session as never, transcript: undefined } });
+    flushSync();
+    expect(reads).not.toHaveBeenCalled();
+    runFrames();
+    expect(reads).toHaveBeenCalled();
+    const input = target.querySelector<HTMLTextAreaElement>('[data-testid="composer-input"]');
+    expect(input?.style.height).toBe('42px');
+  });
+
   it('scrolls the selected item into view in the next frame, not in the click', async () => {
     const { default: SessionItem } = await import('$lib/components/SessionItem.svelte');
     const scroll = vi.fn();
