@@ -79,7 +79,7 @@ async function open(title) {
     if (e.ts < longestTask.ts || e.ts + (e.dur ?? 0) > longestTask.ts + longestTask.dur) continue;
     if ((e.dur ?? 0) > kindDur) {
       kindDur = e.dur ?? 0;
-      kind = e.name;
+      kind = e.args?.data?.functionName ? `${e.name} ${e.args.data.functionName}` : e.name;
     }
   }
   const longest = longTasks.reduce((m, t) => Math.max(m, t.duration), 0);
