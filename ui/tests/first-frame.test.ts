@@ -3,7 +3,7 @@
 // markdown is reused for a text already rendered.
 import { flushSync, mount, unmount } from 'svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { colourMarkdown, markdownCacheChars, renderMarkdownCached } from '$lib/markdown';
+import { colourMarkdown, markdownCacheChars, renderMarkdownCached, warmUpMarkdown } from '$lib/markdown';
 
 vi.mock('$lib/host', async (importOriginal) => {
   const actual = await importOriginal<typeof import('$lib/host')>();
@@ -150,6 +150,23 @@ describe('rendered markdown cache', () => {
     // (Blocks of the lists mounted above may be coloured meanwhile: that only moves more.)
     expect(after.rendered).toBeLessThanOrEqual(before.rendered - text.length - html.length);
     expect(after.coloured).toBeGreaterThanOrEqual(before.coloured + text.length + (out ?? '').length);
+  });
+});
+
+describe('markdown warm-up', () => {
+  it('renders a sample once the page is idle, outside the cache, and not at all without idle callbacks', () => {
+    const idle: (() => void)[] = [];
+    vi.stubGlobal('requestIdleCallback', (cb: () => void) => idle.push(cb));
+    const parse = vi.spyOn(DOMParser.prototype, 'parseFromString');
+    const before = markdownCacheChars();
+    warmUpMarkdown();
+    expect(idle).toHaveLength(1);
+    expect(parse).not.toHaveBeenCalled();
+    idle[0]();
+    expect(parse).toHaveBeenCalledTimes(1);
+    expect(markdownCacheChars()).toEqual(before);
+    vi.stubGlobal('requestIdleCallback', undefined);
+    expect(() => warmUpMarkdown()).not.toThrow();
   });
 });
 

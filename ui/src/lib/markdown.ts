@@ -115,6 +115,20 @@ export function renderMarkdown(text: string): string {
   return sanitize(html);
 }
 
+/** A reply with what replies carry (prose, emphasis, a list, a link, code, a quote, a table). */
+const WARM_UP_SAMPLE =
+  '# Title\n\nSome **bold** and *em* text with `code` and [a link](https://example.com).\n\n' +
+  '- one\n- two\n\n1. first\n\n```ts\nconst a = 1;\n```\n\n> quoted\n\n| a | b |\n|---|---|\n| 1 | 2 |\n';
+
+/** Renders a sample once when the page is idle after start: the parser's and the sanitizer's
+ * code is compiled then, not in the task that opens the first session (that cold first render
+ * cost a reply about three times a warm one). Needs `requestIdleCallback`; without it, nothing. */
+export function warmUpMarkdown(): void {
+  const ric = (globalThis as { requestIdleCallback?: (cb: () => void, o?: { timeout: number }) => number }).requestIdleCallback;
+  if (typeof ric !== 'function' || typeof window === 'undefined') return;
+  ric(() => void renderMarkdown(WARM_UP_SAMPLE), { timeout: 3000 });
+}
+
 /** Rendered markdown by text (a part's revision, or one block of it), least recently used
  * first, with the code-copy label it was rendered with. */
 const rendered = new Map<string, { html: string; label: string }>();
