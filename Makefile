@@ -128,6 +128,7 @@ bench: ui opencode
 	$(CARGO) build --release -p crosscheck-cli --bins --examples
 	$(CARGO) build --release -p crosscheck-core --example stream_bench --example older_pages_bench
 	$(CARGO) build --release -p crosscheck-opencode --example parse_bench
+	$(CARGO) build --release -p crosscheck-desktop --features custom-protocol
 	"$(CARGO_TARGET_DIR)/release/examples/parse_bench"
 	"$(CARGO_TARGET_DIR)/release/examples/gate_overhead" "$(CARGO_TARGET_DIR)/release/crosscheck" 50
 	"$(CARGO_TARGET_DIR)/release/examples/older_pages_bench"
@@ -135,6 +136,7 @@ bench: ui opencode
 	cd tests && node bench/first-frame.bench.mjs 5
 	cd tests && CROSSCHECK_BIN="$(CARGO_TARGET_DIR)/release/crosscheck" node bench/handoff.bench.mjs 20
 	cd tests && CROSSCHECK_BIN="$(CARGO_TARGET_DIR)/release/crosscheck" node bench/review-loop.bench.mjs 50
+	cd tests && CROSSCHECK_DESKTOP_BIN="$(CARGO_TARGET_DIR)/release/crosscheck-desktop" xvfb-run -a node bench/desktop-memory.bench.mjs 5000
 
 # The .deb holds the desktop app (with its desktop entry and icons) and the `crosscheck`
 # command, both release builds; nothing is downloaded (deb only: AppImage would fetch a tool).

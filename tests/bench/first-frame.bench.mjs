@@ -64,13 +64,26 @@ async function open(title) {
   );
   let wall = 0;
   let cpu = 0;
+  let longestTask = null;
   for (const e of events) {
     if (e.name !== 'RunTask' || e.ph !== 'X' || !main.has(`${e.pid}:${e.tid}`)) continue;
     wall = Math.max(wall, (e.dur ?? 0) / 1000);
     cpu = Math.max(cpu, (e.tdur ?? 0) / 1000);
+    if (!longestTask || e.dur > longestTask.dur) longestTask = e;
+  }
+  // What the longest task did: its largest piece of traced work (script, layout, a collection).
+  let kind = 'untraced';
+  let kindDur = 0;
+  for (const e of events) {
+    if (!longestTask || e === longestTask || e.ph !== 'X' || e.pid !== longestTask.pid || e.tid !== longestTask.tid) continue;
+    if (e.ts < longestTask.ts || e.ts + (e.dur ?? 0) > longestTask.ts + longestTask.dur) continue;
+    if ((e.dur ?? 0) > kindDur) {
+      kindDur = e.dur ?? 0;
+      kind = e.args?.data?.functionName ? `${e.name} ${e.args.data.functionName}` : e.name;
+    }
   }
   const longest = longTasks.reduce((m, t) => Math.max(m, t.duration), 0);
-  return { wall, cpu, longTasks: longTasks.length, longest };
+  return { wall, cpu, kind, longTasks: longTasks.length, longest };
 }
 
 const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
@@ -80,9 +93,9 @@ for (let i = 0; i < RUNS; i += 1) {
   const plain = await open('Plain replies');
   rows.push({ md, plain });
   console.log(
-    `first frame run ${i + 1}: markdown longest task ${md.wall.toFixed(1)} ms wall / ${md.cpu.toFixed(1)} ms CPU ` +
+    `first frame run ${i + 1}: markdown longest task ${md.wall.toFixed(1)} ms wall / ${md.cpu.toFixed(1)} ms CPU (${md.kind}) ` +
       `(${md.longTasks} long tasks, longest ${md.longest.toFixed(0)} ms); ` +
-      `plain baseline ${plain.wall.toFixed(1)} ms wall / ${plain.cpu.toFixed(1)} ms CPU`,
+      `plain baseline ${plain.wall.toFixed(1)} ms wall / ${plain.cpu.toFixed(1)} ms CPU (${plain.kind})`,
   );
 }
 const mdWall = median(rows.map((r) => r.md.wall));

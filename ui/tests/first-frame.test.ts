@@ -3,7 +3,7 @@
 // markdown is reused for a text already rendered.
 import { flushSync, mount, unmount } from 'svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { renderMarkdownCached } from '$lib/markdown';
+import { colourMarkdown, markdownCacheChars, renderMarkdownCached, warmUpMarkdown } from '$lib/markdown';
 
 vi.mock('$lib/host', async (importOriginal) => {
   const actual = await importOriginal<typeof import('$lib/host')>();
@@ -13,7 +13,7 @@ vi.mock('$lib/host', async (importOriginal) => {
 const { default: MessageList } = await import('$lib/components/MessageList.svelte');
 const { Transcript } = await import('$lib/state/transcript.svelte');
 
-function transcript(n: number) {
+function transcript(n: number, reply: (i: number) => string = (i) => `Reply **${i}**`) {
   const t = new Transcript('ses_1');
   t.applyPage({
     seq: 1,
@@ -23,7 +23,7 @@ function transcript(n: number) {
       const id = `msg_${String(i).padStart(4, '0')}`;
       return {
         info: { id, sessionID: 'ses_1', role: i % 2 ? 'assistant' : 'user', time: { created: 1, completed: 2 } },
-        parts: [{ id: `prt_${id}`, sessionID: 'ses_1', messageID: id, type: 'text', text: `Reply **${i}**`, synthetic: false, ignored: false }],
+        parts: [{ id: `prt_${id}`, sessionID: 'ses_1', messageID: id, type: 'text', text: reply(i), synthetic: false, ignored: false }],
       };
     }),
   });
@@ -59,6 +59,18 @@ function runFrames() {
   for (const cb of now) cb(0);
 }
 
+/** Runs frames and timers until nothing is scheduled; answers the row count after each frame. */
+function settle(target: HTMLElement): number[] {
+  const counts: number[] = [];
+  for (let i = 0; i < 20 && (frames.length > 0 || vi.getTimerCount() > 0); i++) {
+    runFrames();
+    vi.runOnlyPendingTimers();
+    flushSync();
+    counts.push(target.querySelectorAll('.row').length);
+  }
+  return counts;
+}
+
 describe('first frame of a long transcript', () => {
   it('builds the rows on screen first and the overscan a task later', () => {
     const target = document.createElement('div');
@@ -66,13 +78,32 @@ describe('first frame of a long transcript', () => {
     app = mount(MessageList, { target, props: { transcript: transcript(50), transferDirection: null, busy: false } });
     flushSync();
     const first = target.querySelectorAll('.row').length;
-    // 400 px at the 96 px estimate: five rows, not the 900 px of overscan on top.
+    // 400 px of one-line rows (guessed ~60 px each): seven, not the 900 px of overscan on top.
     expect(first).toBeGreaterThan(0);
-    expect(first).toBeLessThanOrEqual(6);
-    runFrames();
-    vi.runAllTimers();
+    expect(first).toBeLessThanOrEqual(8);
+    const counts = settle(target);
+    expect(counts.at(-1)).toBeGreaterThan(first + 5);
+  });
+
+  it('guesses a long reply as tall, so a view of 400 px builds one or two of them', () => {
+    const code = Array.from({ length: 30 }, (_, k) => `  const row${k} = offsets[${k}];`).join('\n');
+    const long = (i: number) => `Reply ${i}: some **prose**.\n\n\`\`\`ts\n${code}\n\`\`\`\n\nMore prose.`;
+    const target = document.createElement('div');
+    document.body.appendChild(target);
+    app = mount(MessageList, { target, props: { transcript: transcript(50, long), transferDirection: null, busy: false } });
     flushSync();
-    expect(target.querySelectorAll('.row').length).toBeGreaterThan(first + 5);
+    // A fixed 96 px guess would build five of these 600 px rows for a 400 px view.
+    const first = target.querySelectorAll('.row').length;
+    expect(first).toBeGreaterThan(0);
+    expect(first).toBeLessThanOrEqual(2);
+    // The overscan comes a step a frame: at most two of these replies per task.
+    const counts = settle(target);
+    expect(counts.at(-1)).toBeGreaterThan(first);
+    let before = first;
+    for (const n of counts) {
+      expect(n - before).toBeLessThanOrEqual(2);
+      before = n;
+    }
   });
 
   it('sets the scroll position without reading layout back', () => {
@@ -98,5 +129,76 @@ describe('rendered markdown cache', () => {
     const again = renderMarkdownCached(text);
     expect(again).toBe(first);
     expect(parse).not.toHaveBeenCalled();
+  });
+
+  it('keeps at most 1.5 million characters however many replies were rendered', () => {
+    // 2,000 replies of 1.5 kB: a 5,000-message transcript scrolled from end to end.
+    const para = 'A reply in plain words, rendered as paragraphs without the parser. '.repeat(22);
+    for (let i = 0; i < 2000; i++) renderMarkdownCached(`${i}: ${para}`);
+    expect(markdownCacheChars().rendered).toBeLessThanOrEqual(1_500_000 + 2 * para.length + 100);
+    expect(markdownCacheChars().rendered).toBeGreaterThan(1_000_000);
+  });
+
+  it('keeps one copy of a coloured text: its coloured html replaces the rendered one', async () => {
+    vi.useRealTimers();
+    const text = `Code ${Math.random()}:\n\n\`\`\`ts\nconst answer: number = 42;\n\`\`\`\n`;
+    const html = renderMarkdownCached(text);
+    const before = markdownCacheChars();
+    const out = await colourMarkdown(text, html);
+    expect(out).toContain('hljs');
+    const after = markdownCacheChars();
+    // (Blocks of the lists mounted above may be coloured meanwhile: that only moves more.)
+    expect(after.rendered).toBeLessThanOrEqual(before.rendered - text.length - html.length);
+    expect(after.coloured).toBeGreaterThanOrEqual(before.coloured + text.length + (out ?? '').length);
+  });
+});
+
+describe('markdown warm-up', () => {
+  it('renders a sample once the page is idle, outside the cache, and not at all without idle callbacks', () => {
+    const idle: (() => void)[] = [];
+    vi.stubGlobal('requestIdleCallback', (cb: () => void) => idle.push(cb));
+    const parse = vi.spyOn(DOMParser.prototype, 'parseFromString');
+    const before = markdownCacheChars();
+    warmUpMarkdown();
+    expect(idle).toHaveLength(1);
+    expect(parse).not.toHaveBeenCalled();
+    idle[0]();
+    expect(parse).toHaveBeenCalledTimes(1);
+    expect(markdownCacheChars()).toEqual(before);
+    vi.stubGlobal('requestIdleCallback', undefined);
+    expect(() => warmUpMarkdown()).not.toThrow();
+  });
+});
+
+describe('opening a session from the sidebar', () => {
+  it('fits the composer to its text in the next frame, not while the chat is built', async () => {
+    const { default: Composer } = await import('$lib/components/Composer.svelte');
+    const reads = vi.spyOn(HTMLElement.prototype, 'scrollHeight', 'get').mockReturnValue(40);
+    const target = document.createElement('div');
+    document.body.appendChild(target);
+    const session = { id: 'ses_k', slug: '', projectID: 'p', directory: '/p', title: 'K', time: { created: 1, updated: 2 } };
+    app = mount(Composer, { target, props: { session: session as never, transcript: undefined } });
+    flushSync();
+    expect(reads).not.toHaveBeenCalled();
+    runFrames();
+    expect(reads).toHaveBeenCalled();
+    const input = target.querySelector<HTMLTextAreaElement>('[data-testid="composer-input"]');
+    expect(input?.style.height).toBe('42px');
+  });
+
+  it('scrolls the selected item into view in the next frame, not in the click', async () => {
+    const { default: SessionItem } = await import('$lib/components/SessionItem.svelte');
+    const scroll = vi.fn();
+    Object.defineProperty(HTMLElement.prototype, 'scrollIntoView', { value: scroll, configurable: true });
+    const target = document.createElement('div');
+    document.body.appendChild(target);
+    const session = { id: 'ses_s', slug: '', projectID: 'p', directory: '/p', title: 'S', time: { created: 1, updated: 2 } };
+    app = mount(SessionItem, { target, props: { session, selected: true } });
+    flushSync();
+    // Reading layout here would lay out the transcript the click just built, in the click's task.
+    expect(scroll).not.toHaveBeenCalled();
+    runFrames();
+    expect(scroll).toHaveBeenCalledTimes(1);
+    delete (HTMLElement.prototype as { scrollIntoView?: unknown }).scrollIntoView;
   });
 });

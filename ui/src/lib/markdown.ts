@@ -115,12 +115,29 @@ export function renderMarkdown(text: string): string {
   return sanitize(html);
 }
 
+/** A reply with what replies carry (prose, emphasis, a list, a link, code, a quote, a table). */
+const WARM_UP_SAMPLE =
+  '# Title\n\nSome **bold** and *em* text with `code` and [a link](https://example.com).\n\n' +
+  '- one\n- two\n\n1. first\n\n```ts\nconst a = 1;\n```\n\n> quoted\n\n| a | b |\n|---|---|\n| 1 | 2 |\n';
+
+/** Renders a sample once when the page is idle after start: the parser's and the sanitizer's
+ * code is compiled then, not in the task that opens the first session (that cold first render
+ * cost a reply about three times a warm one). Needs `requestIdleCallback`; without it, nothing. */
+export function warmUpMarkdown(): void {
+  const ric = (globalThis as { requestIdleCallback?: (cb: () => void, o?: { timeout: number }) => number }).requestIdleCallback;
+  if (typeof ric !== 'function' || typeof window === 'undefined') return;
+  ric(() => void renderMarkdown(WARM_UP_SAMPLE), { timeout: 3000 });
+}
+
 /** Rendered markdown by text (a part's revision, or one block of it), least recently used
  * first, with the code-copy label it was rendered with. */
 const rendered = new Map<string, { html: string; label: string }>();
 let renderedChars = 0;
-/** How much text and html the cache keeps (characters). */
-const RENDERED_MAX_CHARS = 4_000_000;
+/** How much text and html the cache keeps (characters): a few hundred replies, so a transcript
+ * scrolled through from end to end does not keep every rendered reply for the app's lifetime. */
+const RENDERED_MAX_CHARS = 1_500_000;
+/** The same for coloured html, which replaces a text's rendered entry (it is what is shown). */
+const COLOURED_MAX_CHARS = 1_500_000;
 
 /** `renderMarkdown`, answered from a cache when this text was rendered before: a row that
  * scrolls back into view or a transcript opened again costs no parse and no sanitize. */
@@ -142,6 +159,19 @@ export function renderMarkdownCached(text: string): string {
     renderedChars -= key.length + entry.html.length;
   }
   return html;
+}
+
+/** Drops a text's rendered html (its coloured html took its place). */
+function forgetRendered(text: string): void {
+  const hit = rendered.get(text);
+  if (!hit) return;
+  rendered.delete(text);
+  renderedChars -= text.length + hit.html.length;
+}
+
+/** Characters the rendered and the coloured markdown caches hold (for tests and benches). */
+export function markdownCacheChars(): { rendered: number; coloured: number } {
+  return { rendered: renderedChars, coloured: colouredChars };
 }
 
 /** Sanitizes HTML with the markdown policy. */
@@ -261,10 +291,14 @@ export async function colourMarkdown(text: string, html: string): Promise<string
     const r = results[i++];
     return r === null || r === undefined ? whole : `<pre><code class="language-${lang} hljs">${r}</code></pre>`;
   });
+  const was = coloured.get(text);
+  if (was !== undefined) colouredChars -= text.length + was.length;
   coloured.set(text, out);
   colouredChars += text.length + out.length;
+  // One copy per text: a block shows its coloured html from now on.
+  forgetRendered(text);
   for (const [key, value] of coloured) {
-    if (colouredChars <= RENDERED_MAX_CHARS) break;
+    if (colouredChars <= COLOURED_MAX_CHARS) break;
     coloured.delete(key);
     colouredChars -= key.length + value.length;
   }

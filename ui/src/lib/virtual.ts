@@ -2,13 +2,18 @@
 // heights, the range of items to render for a scroll position, and anchors that keep the
 // view still when items above it change height or are prepended.
 
-/** `offsets[i]` is the top of item i; `offsets[n]` is the total height. */
-export function computeOffsets(keys: readonly string[], heights: ReadonlyMap<string, number>, estimate: number): Float64Array {
+/** `offsets[i]` is the top of item i; `offsets[n]` is the total height. An item not measured
+ * yet counts as `estimate` (one height for all, or item i's own guess). */
+export function computeOffsets(
+  keys: readonly string[],
+  heights: ReadonlyMap<string, number>,
+  estimate: number | ((i: number) => number),
+): Float64Array {
   const offsets = new Float64Array(keys.length + 1);
   let y = 0;
   for (let i = 0; i < keys.length; i++) {
     offsets[i] = y;
-    y += heights.get(keys[i]) ?? estimate;
+    y += heights.get(keys[i]) ?? (typeof estimate === 'number' ? estimate : estimate(i));
   }
   offsets[keys.length] = y;
   return offsets;

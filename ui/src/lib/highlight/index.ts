@@ -31,7 +31,7 @@ export function highlighterLoaded(): boolean {
 /** Highlighted HTML per language and code, least recently used first. */
 const cache = new Map<string, string | null>();
 let cachedChars = 0;
-const CACHE_MAX_CHARS = 3_000_000;
+const CACHE_MAX_CHARS = 1_000_000;
 /** Longer code is left plain: colours are not worth a long task. */
 export const HIGHLIGHT_MAX = 100_000;
 
