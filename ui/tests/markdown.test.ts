@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BlockSplitter, MARKDOWN_MAX, renderMarkdown, splitBlocks } from '$lib/markdown';
+import { BlockSplitter, MARKDOWN_MAX, renderMarkdown, splitBlocks, verdictOnItsOwnLine } from '$lib/markdown';
 
 function dom(html: string): HTMLElement {
   const div = document.createElement('div');
@@ -141,5 +141,19 @@ describe('remote resources', () => {
     );
     expect(el.innerHTML).not.toContain('tracker.example');
     expect(el.querySelector('img[src^="data:image/png"]')).not.toBeNull();
+  });
+});
+
+describe('a review verdict under its findings', () => {
+  it('starts a paragraph of its own instead of running on in the last item', () => {
+    const html = renderMarkdown('FINDINGS\n- [F1] major src/a.rs:3 — panics\n- [F2] nit src/a.rs:1 — doc\nVERDICT: FLAGS (2)');
+    expect(html).toMatch(/<\/ul>\s*<p>VERDICT: FLAGS \(2\)<\/p>/);
+    expect(html).not.toMatch(/doc\s*VERDICT/);
+  });
+
+  it('keeps bold verdicts and leaves code blocks alone', () => {
+    expect(renderMarkdown('- [F1] FIXED\n**VERDICT: CLEAN**')).toMatch(/<\/ul>\s*<p><strong>VERDICT: CLEAN<\/strong><\/p>/);
+    expect(verdictOnItsOwnLine('```\nx\nVERDICT: CLEAN\n```')).toBe('```\nx\nVERDICT: CLEAN\n```');
+    expect(verdictOnItsOwnLine('a\n\nVERDICT: CLEAN')).toBe('a\n\nVERDICT: CLEAN');
   });
 });

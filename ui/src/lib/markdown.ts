@@ -108,11 +108,28 @@ export function renderMarkdown(text: string): string {
   if (!SYNTAX.test(text)) return plainParagraphs(text);
   let html: string;
   try {
-    html = marked.parse(text, { async: false });
+    html = marked.parse(verdictOnItsOwnLine(text), { async: false });
   } catch {
     return `<pre class="plain">${escapeHtml(text)}</pre>`;
   }
   return sanitize(html);
+}
+
+const VERDICT_LINE = /^\s*(?:\*\*|__)?verdict\s*:/i;
+const FENCE = /^\s{0,3}(?:```|~~~)/;
+
+/** A review's verdict line, written right under its findings list as reviewers do, starts a
+ * paragraph of its own instead of running on as the last item's text (CommonMark's lazy
+ * continuation). Lines inside fenced code stay as they are. */
+export function verdictOnItsOwnLine(text: string): string {
+  if (!/verdict\s*:/i.test(text)) return text;
+  const lines = text.split('\n');
+  let fenced = false;
+  for (let i = 1; i < lines.length; i++) {
+    if (FENCE.test(lines[i - 1])) fenced = !fenced;
+    if (!fenced && VERDICT_LINE.test(lines[i]) && lines[i - 1].trim() !== '') lines[i] = `\n${lines[i]}`;
+  }
+  return lines.join('\n');
 }
 
 /** A reply with what replies carry (prose, emphasis, a list, a link, code, a quote, a table). */
