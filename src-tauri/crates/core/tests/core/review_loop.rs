@@ -691,12 +691,30 @@ async fn review_sessions_are_created_and_reused_read_only() {
         rules[1],
         serde_json::json!({"permission": "bash", "pattern": "*", "action": "deny"})
     );
+    // The allows, then the denies that stop writes through them (the last match wins).
+    let deny = crosscheck_core::settings::REVIEWER_SHELL_DENY;
+    let (allows, denies) = rules[2..].split_at(rules.len() - 2 - deny.len());
     assert!(
-        rules[2..]
+        allows
             .iter()
             .all(|r| r["permission"] == "bash" && r["action"] == "allow")
     );
-    assert!(rules.iter().any(|r| r["pattern"] == "git diff*"));
+    assert!(allows.iter().any(|r| r["pattern"] == "git diff*"));
+    assert_eq!(
+        denies
+            .iter()
+            .map(|r| r["pattern"].clone())
+            .collect::<Vec<_>>(),
+        deny.iter()
+            .map(|p| serde_json::json!(p))
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        denies
+            .iter()
+            .all(|r| r["permission"] == "bash" && r["action"] == "deny")
+    );
+    assert!(denies.iter().any(|r| r["pattern"] == "*--output*"));
     h.fake.wait_turns(&review, 1, SHORT).await;
     let again = h.handoff(&o, SHORT).await;
     assert_eq!(
