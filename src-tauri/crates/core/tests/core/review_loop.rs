@@ -454,6 +454,74 @@ async fn a_permission_the_user_typing_and_stop_end_the_loop() {
     h.stop().await;
 }
 
+/// A question (OpenCode's `question` tool waiting for the user's answer) in either session
+/// stops the loop with its reason, in the implementer's turn and in the reviewer's, and
+/// nothing more is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_waiting_in_either_session_stops_the_loop() {
+    let h = Harness::start().await;
+    // In the implementer's turn.
+    let (o, review) = start_looped(
+        &h,
+        5,
+        vec![Reply::text(ROUND_1)],
+        vec![Reply::hang("let me ask")],
+    )
+    .await;
+    let implementing = wait_loop(&h, &o, "the implementer's turn", |s| {
+        s.phase == LoopPhase::Implementing && s.pending.is_none()
+    })
+    .await;
+    assert!(!implementing.ended);
+    wait_for_assistant(&h, &o).await;
+    h.fake
+        .ask_question(&o, "Should an empty name be an error?")
+        .expect("a running turn");
+    let end = wait_end(&h, &o).await;
+    assert_eq!(stop_reason(&end), StopReason::QuestionWaiting, "{end:?}");
+    assert_eq!(end.round, 1);
+    assert!(
+        end.stop
+            .as_ref()
+            .is_some_and(|s| s.detail.contains("question"))
+    );
+    assert_eq!(
+        h.fake.prompts_to(&o).len(),
+        2,
+        "the handoff and the feedback"
+    );
+    assert_eq!(h.fake.prompts_to(&review).len(), 1, "the review only");
+
+    // In the reviewer's turn.
+    let (o2, review2) = start_looped(&h, 5, vec![Reply::hang("let me ask")], vec![]).await;
+    wait_for_assistant(&h, &review2).await;
+    h.fake
+        .ask_question(&review2, "Is the README in scope?")
+        .expect("a running turn");
+    let end = wait_end(&h, &o2).await;
+    assert_eq!(stop_reason(&end), StopReason::QuestionWaiting, "{end:?}");
+    assert_eq!(end.phase, LoopPhase::Stopped);
+    assert_eq!(h.fake.prompts_to(&o2).len(), 1, "the handoff only");
+    h.stop().await;
+}
+
+/// Waits until the fake has the assistant message of a session's running turn.
+async fn wait_for_assistant(h: &Harness, session_id: &str) {
+    let deadline = tokio::time::Instant::now() + SHORT;
+    while !h
+        .fake
+        .messages(session_id)
+        .iter()
+        .any(|m| m.info["role"] == "assistant" && m.info["time"]["completed"].is_null())
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no running turn in {session_id}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Restarts: resume from the last completed step, never sending one twice.
 // ---------------------------------------------------------------------------------------------
