@@ -733,6 +733,124 @@ async fn a_fix_claimed_without_a_code_change_is_marked_and_told_to_the_reviewer(
     }
 }
 
+/// A loop round's review reply is pinned to the code it saw, like a manual review's: fresh
+/// while the code stays, stale (with the file) once a file changes after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loop_rounds_review_is_pinned_and_goes_stale_when_the_code_moves() {
+    let h = Harness::start().await;
+    let project = h.dir.path().join("project");
+    std::fs::write(project.join("lib.rs"), "fn greet() {}\n").unwrap();
+    git(&project, &["init", "-q"]);
+    git(&project, &["add", "."]);
+    git(&project, &["commit", "-q", "-m", "start"]);
+    std::fs::write(project.join("lib.rs"), "fn greet(name: &str) {}\n").unwrap();
+    let (o, review) = start_looped(&h, 5, vec![Reply::text(CLEAN_2)], vec![]).await;
+    let end = wait_end(&h, &o).await;
+    assert_eq!(stop_reason(&end), StopReason::Clean, "{end:?}");
+    let check = || async {
+        let pin: Option<crosscheck_core::review_pin::ReviewPin> = serde_json::from_value(
+            h.request(Request::CheckReviewPin(
+                crosscheck_core::requests::CheckReviewPin {
+                    session_id: review.clone(),
+                },
+            ))
+            .await
+            .expect("check"),
+        )
+        .unwrap();
+        pin.expect("the loop's round is pinned")
+    };
+    let pin = check().await;
+    let view = list_findings(&h, &o).await;
+    assert_eq!(
+        pin.message_id, view.rounds[0].message_id,
+        "the round's reply"
+    );
+    assert_eq!(Some(&pin.digest), view.rounds[0].fingerprint.as_ref());
+    assert_eq!(pin.uncommitted, ["lib.rs"], "it saw the uncommitted change");
+    assert!(!pin.stale, "{pin:?}");
+
+    std::fs::write(project.join("lib.rs"), "fn greet(name: &str) { todo!() }\n").unwrap();
+    let pin = check().await;
+    assert!(pin.stale, "{pin:?}");
+    assert_eq!(pin.changed_files, ["lib.rs"]);
+    h.stop().await;
+}
+
+/// The requests the fake got for `session_id`'s messages after the turn of `session_id` went
+/// idle for the last time and before the loop's prompt to `next`.
+fn reads_after_idle(h: &Harness, session_id: &str, next: &str) -> Vec<String> {
+    let idle = *h
+        .fake
+        .idle_emitted(session_id)
+        .last()
+        .expect("the turn ended");
+    let requests = h.fake.requests();
+    let prompt = requests
+        .iter()
+        .find(|r| {
+            r.at > idle
+                && r.route == "POST /session/:id/prompt_async"
+                && r.session_id.as_deref() == Some(next)
+        })
+        .map(|r| r.at)
+        .expect("the next prompt");
+    requests
+        .iter()
+        .filter(|r| r.at > idle && r.at < prompt)
+        .map(|r| format!("{} {:?}", r.route, r.session_id))
+        .collect()
+}
+
+/// A step whose turn the event stream followed unbroken acts on the store, read over REST
+/// while the turn ran: after the reply only the next prompt is sent. When the stream broke in
+/// the turn (it may have lost events), the server's transcript is read after the reply first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_reconciles_during_the_turn_and_again_after_a_stream_gap() {
+    let slow = std::time::Duration::from_millis(600);
+    for gap in [false, true] {
+        let h = Harness::start().await;
+        let (o, review) = start_looped(
+            &h,
+            5,
+            vec![Reply::text(ROUND_1), Reply::text(CLEAN_2)],
+            vec![Reply::text(FIXED_F1).delayed(slow)],
+        )
+        .await;
+        wait_loop(&h, &o, "the implementer's turn", |s| {
+            s.phase == LoopPhase::Implementing && s.pending.is_none()
+        })
+        .await;
+        if gap {
+            h.fake.drop_event_streams();
+        }
+        let end = wait_end(&h, &o).await;
+        assert_eq!(stop_reason(&end), StopReason::Clean, "gap {gap}: {end:?}");
+        let after = reads_after_idle(&h, &o, &review);
+        let read_after = after
+            .iter()
+            .any(|r| r.starts_with("GET /session/:id/message") && r.contains(&o));
+        assert_eq!(
+            read_after, gap,
+            "gap {gap}: requests after the reply: {after:?}"
+        );
+        if !gap {
+            assert!(after.is_empty(), "only the prompt: {after:?}");
+            // The read while the turn ran.
+            let reads = h.fake.requests_to("GET /session/:id/message", &o);
+            assert!(!reads.is_empty());
+        }
+        let prompts = h.fake.prompts_to(&review);
+        assert_eq!(prompts.len(), 2, "gap {gap}: the response once");
+        assert!(
+            crate::support::part_texts(&prompts[1])[0]
+                .0
+                .ends_with(FIXED_F1)
+        );
+        h.stop().await;
+    }
+}
+
 /// Review sessions are created read-only (edit denied, shell denied but for the allowed
 /// read-only commands); a reused one gets the rules by PATCH; with the setting off, neither.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

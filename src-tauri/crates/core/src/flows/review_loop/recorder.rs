@@ -45,6 +45,14 @@ pub(crate) async fn record_latest(core: &Core, session_id: &str) -> crate::Resul
     let Some((original, reply_id, text, directory)) = found else {
         return Ok(None);
     };
+    // A loop records (and pins) its own rounds; a second fingerprint here would only compete
+    // with its next step for the machine.
+    if original
+        .as_deref()
+        .is_some_and(|o| core.loops().runs_for(o))
+    {
+        return Ok(None);
+    }
     record_reply(
         core,
         session_id,
@@ -97,7 +105,8 @@ pub(crate) async fn record_reply(
     Ok(recorded)
 }
 
-/// [`record_reply`] with the fingerprint already taken (the loop takes it while it reconciles).
+/// [`record_reply`] with the fingerprint already taken (the loop takes it while the review
+/// runs, and pins the round itself).
 pub(crate) fn record_reply_at(
     core: &Core,
     review_id: &str,
