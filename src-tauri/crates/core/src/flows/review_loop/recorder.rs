@@ -116,19 +116,32 @@ pub(crate) fn record_reply_at(
     fingerprint: Option<&str>,
 ) -> crate::Result<findings::Recorded> {
     let parsed = crosscheck_review::findings::parse_findings(text);
-    let recorded = findings::record_review(
-        core.db(),
-        review_id,
-        original_id,
-        reply_id,
-        &parsed,
-        fingerprint,
-        crate::flows::now_ms(),
-    )?;
+    let recorded = record_parsed(core, review_id, original_id, reply_id, &parsed, fingerprint)?;
     if recorded.new {
         push(core, review_id)?;
     }
     Ok(recorded)
+}
+
+/// Records a parsed reviewer reply (once per message) without pushing the findings: the loop
+/// pushes the view it reads for its decision.
+pub(crate) fn record_parsed(
+    core: &Core,
+    review_id: &str,
+    original_id: Option<&str>,
+    reply_id: &str,
+    parsed: &crosscheck_review::findings::FindingsReply,
+    fingerprint: Option<&str>,
+) -> crate::Result<findings::Recorded> {
+    findings::record_review(
+        core.db(),
+        review_id,
+        original_id,
+        reply_id,
+        parsed,
+        fingerprint,
+        crate::flows::now_ms(),
+    )
 }
 
 /// Pushes the link's findings as they are stored now.

@@ -153,6 +153,10 @@ impl LoopTask {
                     timer.mark("accepted");
                     timer.log(&self.state.id, self.state.round);
                 }
+                if self.state.phase == LoopPhase::Reviewing {
+                    // The implementer's answers, recorded before the send.
+                    recorder::push(&core, &self.state.review_session_id)?;
+                }
                 // Sent by this run after subscribing: the store follows the whole turn.
                 if let (true, Some(gaps)) = (fresh, gaps) {
                     let ours = self.state.sent_message_ids.iter().cloned().collect();
@@ -240,14 +244,18 @@ impl LoopTask {
         seen: Option<crate::fingerprint::Fingerprint>,
     ) -> Result<Option<(StopReason, String, Vec<String>)>> {
         let core = self.core.clone();
-        let recorded = recorder::record_reply_at(
+        let parsed = crosscheck_review::findings::parse_findings(text);
+        let recorded = recorder::record_parsed(
             &core,
             &self.state.review_session_id,
             Some(&self.state.original_session_id),
             reply_id,
-            text,
+            &parsed,
             seen.as_ref().map(|f| f.digest.as_str()),
         )?;
+        if let Some(t) = &mut self.timer {
+            t.mark("recorded");
+        }
         // Pinned to the code it saw, as a manual review is, so the review tab can tell when
         // the code moves on.
         if recorded.new
@@ -262,12 +270,16 @@ impl LoopTask {
             );
         }
         let view = findings::view(core.db(), &self.state.review_session_id)?;
+        if recorded.new {
+            core.emit(Change::Findings {
+                findings: view.clone(),
+            });
+        }
         self.state.review_fingerprint = view
             .rounds
             .iter()
             .find(|r| r.round == recorded.round)
             .and_then(|r| r.fingerprint.clone());
-        let parsed = crosscheck_review::findings::parse_findings(text);
         let decision = after_review(
             &view,
             &parsed,
@@ -309,7 +321,10 @@ impl LoopTask {
             text,
             changed,
         )?;
-        recorder::push(&core, &self.state.review_session_id)?;
+        if let Some(t) = &mut self.timer {
+            t.mark("recorded");
+        }
+        // The findings are pushed once the next prompt is out (see `steps`).
         if !unchanged.is_empty() {
             self.state.claimed_unchanged = unchanged;
         }
@@ -348,6 +363,9 @@ impl LoopTask {
         });
         self.state.phase = phase;
         self.state.phase_started_at = now_ms();
+        if let Some(t) = &mut self.timer {
+            t.mark("rendered");
+        }
         self.save()
     }
 
