@@ -10,13 +10,18 @@
 // one `prompt_async`). Crosscheck's own log gives where its time goes (the stages of each
 // step, from the reply seen complete in its store to the prompt accepted).
 //
-//   node bench/review-loop.bench.mjs [rounds]   (CROSSCHECK_BIN = the crosscheck binary)
+// The scripted model answers at once by default; a second argument makes every loop turn take
+// that many ms before its answer (as a short real turn would), in both runs: the loop then
+// reconciles while the turn runs, as it does with a real model.
+//
+//   node bench/review-loop.bench.mjs [rounds] [turn-ms]   (CROSSCHECK_BIN = the crosscheck binary)
 import { startModelServer } from '../support/model-server.mjs';
 import { startOpencode } from '../support/opencode.mjs';
 import { startCrosscheck } from '../support/crosscheck.mjs';
 import { subscribeEvents } from '../support/events.mjs';
 
 const ROUNDS = Math.min(50, Number(process.argv[2] ?? 50));
+const TURN_MS = Number(process.argv[3] ?? 0);
 const PASSWORD = 'bench-secret';
 
 const ms = await startModelServer();
@@ -31,10 +36,11 @@ const events = await subscribeEvents(oc.url, { headers: oc.authHeaders });
 /** Every round opens a new finding and reports the last one fixed: never stalled, never clean. */
 function loopScript() {
   const script = [{ text: 'HANDOFF: the parser, with tests.' }];
+  const turn = TURN_MS > 0 ? { delayMs: TURN_MS } : {};
   for (let k = 1; k <= ROUNDS; k++) {
     const fixed = k > 1 ? `- [F${k - 1}] FIXED\n` : '';
-    script.push({ text: `FINDINGS\n${fixed}- [F${k}] major src/p.rs:${k} — issue ${k}\nVERDICT: FLAGS (1)` });
-    if (k < ROUNDS) script.push({ text: `Done.\n- [F${k}] FIXED` });
+    script.push({ ...turn, text: `FINDINGS\n${fixed}- [F${k}] major src/p.rs:${k} — issue ${k}\nVERDICT: FLAGS (1)` });
+    if (k < ROUNDS) script.push({ ...turn, text: `Done.\n- [F${k}] FIXED` });
   }
   return script;
 }
@@ -131,7 +137,7 @@ try {
 
   const s = stats(gaps);
   const bs = stats(base);
-  console.log(`review loop: ${loop.round} rounds, stopped: ${loop.stop?.reason}, wall ${(wall / 1000).toFixed(1)} s`);
+  console.log(`review loop: ${loop.round} rounds, stopped: ${loop.stop?.reason}, wall ${(wall / 1000).toFixed(1)} s, each turn ${TURN_MS ? `${TURN_MS} ms before its answer` : 'answered at once'}`);
   console.log(`review loop, reply completed -> next loop prompt accepted (server clock, ms): ${fmt(s)}`);
   console.log(`baseline (this bench prompting the moment it sees idle, same replies, server clock, ms): ${fmt(bs)}`);
   console.log(`  ratio p50: ${(s.p50 / Math.max(1, bs.p50)).toFixed(2)}x the baseline; crosscheck minus baseline p50: ${s.p50 - bs.p50} ms`);
