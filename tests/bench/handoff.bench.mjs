@@ -120,13 +120,14 @@ for (let i = 0; i < ROUNDS; i++) {
 }
 
 // --- transfer --------------------------------------------------------------------------------
-// The review session answered every round; transfer its newest reply back to the original.
+// The review session answered every round; transfer each of its replies back to the original,
+// newest first (each once: a message sent before asks first).
 await api({ cmd: 'openSession', sessionId: review });
 const transferSamples = [];
 const directSamples = [];
+const replies = (await oc.json(`/session/${review}/message`)).filter((m) => m.info.role === 'assistant');
 for (let i = 0; i < ROUNDS; i++) {
-  const msgs = await oc.json(`/session/${review}/message`);
-  const reply = msgs.filter((m) => m.info.role === 'assistant').at(-1);
+  const reply = replies[(replies.length - 1 - i + replies.length) % replies.length];
   ms.script([{}]);
   let from = events.events.length;
   let seen = await userIds(original.id);

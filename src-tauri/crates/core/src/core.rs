@@ -97,6 +97,10 @@ pub(crate) struct Inner {
     pub review: std::result::Result<Arc<Engine>, String>,
     /// In-app cold reviews running now, by ledger key.
     pub running_reviews: Mutex<HashMap<String, ReviewProgress>>,
+    /// How many times the event stream may have lost events (it connected, dropped, or skipped
+    /// a malformed event): equal counts before and after a wait mean the store saw every event
+    /// in between.
+    pub stream_gaps: std::sync::atomic::AtomicU64,
 }
 
 /// A handle to the running core; cheap to clone.
@@ -161,6 +165,7 @@ impl Core {
                 managed_folder: Mutex::new(None),
                 review: engine,
                 running_reviews: Mutex::new(HashMap::new()),
+                stream_gaps: std::sync::atomic::AtomicU64::new(0),
             }),
         };
         let task = tokio::spawn(crate::sync::run(core.clone(), options.target));
@@ -271,6 +276,21 @@ impl Core {
     /// The connection state.
     pub fn connection(&self) -> Connection {
         lock(&self.inner.connection).clone()
+    }
+
+    /// Notes that the event stream may have lost events (see [`Inner::stream_gaps`]); called
+    /// before anything the stream or a resync brings afterwards reaches the store.
+    pub(crate) fn note_stream_gap(&self) {
+        self.inner
+            .stream_gaps
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// How many possible gaps the event stream has had so far.
+    pub(crate) fn stream_gaps(&self) -> u64 {
+        self.inner
+            .stream_gaps
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     pub(crate) fn set_connection(&self, connection: Connection) {

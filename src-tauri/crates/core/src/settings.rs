@@ -62,6 +62,27 @@ pub const DEFAULT_REVIEWER_SHELL_ALLOW: &[&str] = &[
     "pwd",
 ];
 
+/// Shell command patterns denied to a read-only reviewer whatever its allow list says, because
+/// an allowed command would write or run a program through them. OpenCode matches each
+/// sub-command of a command line (split at `;`, `&&`, `|`, substitutions) with its
+/// redirections against the rules, and the last rule that matches wins, so these come after
+/// the allows: `--output` (`git diff`, `log` and `show` write the diff to a file), any
+/// redirection (`>`, `>>`, `2>`; a `>` inside quotes is refused too), ripgrep's `--pre` and
+/// `--hostname-bin` (run a program), `find`'s actions that delete, write or run, and
+/// `git difftool` (which `git diff*` would match; it starts a configured program).
+pub const REVIEWER_SHELL_DENY: &[&str] = &[
+    "*--output*",
+    "*>*",
+    "rg *--pre*",
+    "rg *--hostname-bin*",
+    "find *-delete*",
+    "find *-exec*",
+    "find *-ok*",
+    "find *-fprint*",
+    "find *-fls*",
+    "git difftool*",
+];
+
 impl Default for Settings {
     fn default() -> Self {
         Self {
@@ -124,8 +145,8 @@ impl Settings {
     }
 
     /// The permission rules of a review session: none when reviewers may edit, else `edit`
-    /// denied and `bash` denied but for the allowed patterns (OpenCode applies the last rule
-    /// that matches).
+    /// denied and `bash` denied but for the allowed patterns, then the [`REVIEWER_SHELL_DENY`]
+    /// patterns denied again (OpenCode applies the last rule that matches).
     pub fn reviewer_permission(&self) -> Option<Vec<crosscheck_opencode::PermissionRule>> {
         use crosscheck_opencode::PermissionRule;
         if !self.reviewer_read_only {
@@ -139,6 +160,11 @@ impl Settings {
             self.reviewer_shell_allow
                 .iter()
                 .map(|p| PermissionRule::new("bash", p.trim(), "allow")),
+        );
+        rules.extend(
+            REVIEWER_SHELL_DENY
+                .iter()
+                .map(|p| PermissionRule::new("bash", p, "deny")),
         );
         Some(rules)
     }

@@ -173,6 +173,7 @@ async fn follow_stream(core: Core, client: Client, config: ServerConfig, managed
                 let Some(item) = item else { break };
                 match item {
                     StreamItem::Connected => {
+                        core.note_stream_gap();
                         generation += 1;
                         retry_at = None;
                         backoff = RETRY_FIRST;
@@ -189,6 +190,7 @@ async fn follow_stream(core: Core, client: Client, config: ServerConfig, managed
                     }
                     StreamItem::Disconnected { error, cause, retry_in_ms } => {
                         // The next connect resyncs; nothing is retried meanwhile.
+                        core.note_stream_gap();
                         generation += 1;
                         retry_at = None;
                         if let Some(task) = running.take() {
@@ -202,6 +204,7 @@ async fn follow_stream(core: Core, client: Client, config: ServerConfig, managed
                         ))
                     }
                     StreamItem::Malformed { error } => {
+                        core.note_stream_gap();
                         tracing::warn!("skipped a malformed event: {error}")
                     }
                 }

@@ -473,6 +473,49 @@ impl FakeOpencode {
         id
     }
 
+    /// Makes the running turn of `session_id` call OpenCode's `question` tool, as the real
+    /// server shows it: a `question` tool part left `running` on the newest assistant message
+    /// (the turn stays busy until the user answers), and `question.asked`. Returns the
+    /// `que_...` id, or `None` when the session has no assistant message.
+    pub fn ask_question(&self, session_id: &str, question: &str) -> Option<String> {
+        let id = ids::ascending("que");
+        let mut st = self.shared.lock();
+        let message_id = st
+            .messages_of(session_id)
+            .iter()
+            .rev()
+            .find(|m| m.info["role"] == "assistant")
+            .and_then(|m| m.info["id"].as_str())?
+            .to_owned();
+        let dir = st
+            .sessions
+            .get(session_id)
+            .and_then(|s| s["directory"].as_str())
+            .map_or_else(|| self.directory.clone(), str::to_owned);
+        let call_id = format!("call_{id}");
+        let questions = json!([{"question": question, "header": "Question",
+            "options": [{"label": "Yes", "description": "yes"}, {"label": "No", "description": "no"}]}]);
+        let part = json!({"id": ids::part_id(), "messageID": message_id, "sessionID": session_id,
+            "type": "tool", "tool": "question", "callID": call_id,
+            "state": {"status": "running", "input": {"questions": questions},
+                "time": {"start": now_ms()}}});
+        st.put_part(session_id, part.clone());
+        self.shared.emit(
+            &dir,
+            "message.part.updated",
+            json!({"sessionID": session_id, "part": part, "time": now_ms()}),
+        );
+        self.shared.emit(
+            &dir,
+            "question.asked",
+            json!({"id": id, "sessionID": session_id, "questions": questions,
+                "tool": {"messageID": message_id, "callID": call_id}}),
+        );
+        drop(st);
+        self.shared.bump();
+        Some(id)
+    }
+
     /// Answers a pending permission request without emitting anything, as if another client
     /// answered it while nobody listened. Returns whether it was pending.
     pub fn answer_permission_silently(&self, id: &str) -> bool {

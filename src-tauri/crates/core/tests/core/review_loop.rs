@@ -454,6 +454,74 @@ async fn a_permission_the_user_typing_and_stop_end_the_loop() {
     h.stop().await;
 }
 
+/// A question (OpenCode's `question` tool waiting for the user's answer) in either session
+/// stops the loop with its reason, in the implementer's turn and in the reviewer's, and
+/// nothing more is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_waiting_in_either_session_stops_the_loop() {
+    let h = Harness::start().await;
+    // In the implementer's turn.
+    let (o, review) = start_looped(
+        &h,
+        5,
+        vec![Reply::text(ROUND_1)],
+        vec![Reply::hang("let me ask")],
+    )
+    .await;
+    let implementing = wait_loop(&h, &o, "the implementer's turn", |s| {
+        s.phase == LoopPhase::Implementing && s.pending.is_none()
+    })
+    .await;
+    assert!(!implementing.ended);
+    wait_for_assistant(&h, &o).await;
+    h.fake
+        .ask_question(&o, "Should an empty name be an error?")
+        .expect("a running turn");
+    let end = wait_end(&h, &o).await;
+    assert_eq!(stop_reason(&end), StopReason::QuestionWaiting, "{end:?}");
+    assert_eq!(end.round, 1);
+    assert!(
+        end.stop
+            .as_ref()
+            .is_some_and(|s| s.detail.contains("question"))
+    );
+    assert_eq!(
+        h.fake.prompts_to(&o).len(),
+        2,
+        "the handoff and the feedback"
+    );
+    assert_eq!(h.fake.prompts_to(&review).len(), 1, "the review only");
+
+    // In the reviewer's turn.
+    let (o2, review2) = start_looped(&h, 5, vec![Reply::hang("let me ask")], vec![]).await;
+    wait_for_assistant(&h, &review2).await;
+    h.fake
+        .ask_question(&review2, "Is the README in scope?")
+        .expect("a running turn");
+    let end = wait_end(&h, &o2).await;
+    assert_eq!(stop_reason(&end), StopReason::QuestionWaiting, "{end:?}");
+    assert_eq!(end.phase, LoopPhase::Stopped);
+    assert_eq!(h.fake.prompts_to(&o2).len(), 1, "the handoff only");
+    h.stop().await;
+}
+
+/// Waits until the fake has the assistant message of a session's running turn.
+async fn wait_for_assistant(h: &Harness, session_id: &str) {
+    let deadline = tokio::time::Instant::now() + SHORT;
+    while !h
+        .fake
+        .messages(session_id)
+        .iter()
+        .any(|m| m.info["role"] == "assistant" && m.info["time"]["completed"].is_null())
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no running turn in {session_id}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Restarts: resume from the last completed step, never sending one twice.
 // ---------------------------------------------------------------------------------------------
@@ -665,6 +733,124 @@ async fn a_fix_claimed_without_a_code_change_is_marked_and_told_to_the_reviewer(
     }
 }
 
+/// A loop round's review reply is pinned to the code it saw, like a manual review's: fresh
+/// while the code stays, stale (with the file) once a file changes after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loop_rounds_review_is_pinned_and_goes_stale_when_the_code_moves() {
+    let h = Harness::start().await;
+    let project = h.dir.path().join("project");
+    std::fs::write(project.join("lib.rs"), "fn greet() {}\n").unwrap();
+    git(&project, &["init", "-q"]);
+    git(&project, &["add", "."]);
+    git(&project, &["commit", "-q", "-m", "start"]);
+    std::fs::write(project.join("lib.rs"), "fn greet(name: &str) {}\n").unwrap();
+    let (o, review) = start_looped(&h, 5, vec![Reply::text(CLEAN_2)], vec![]).await;
+    let end = wait_end(&h, &o).await;
+    assert_eq!(stop_reason(&end), StopReason::Clean, "{end:?}");
+    let check = || async {
+        let pin: Option<crosscheck_core::review_pin::ReviewPin> = serde_json::from_value(
+            h.request(Request::CheckReviewPin(
+                crosscheck_core::requests::CheckReviewPin {
+                    session_id: review.clone(),
+                },
+            ))
+            .await
+            .expect("check"),
+        )
+        .unwrap();
+        pin.expect("the loop's round is pinned")
+    };
+    let pin = check().await;
+    let view = list_findings(&h, &o).await;
+    assert_eq!(
+        pin.message_id, view.rounds[0].message_id,
+        "the round's reply"
+    );
+    assert_eq!(Some(&pin.digest), view.rounds[0].fingerprint.as_ref());
+    assert_eq!(pin.uncommitted, ["lib.rs"], "it saw the uncommitted change");
+    assert!(!pin.stale, "{pin:?}");
+
+    std::fs::write(project.join("lib.rs"), "fn greet(name: &str) { todo!() }\n").unwrap();
+    let pin = check().await;
+    assert!(pin.stale, "{pin:?}");
+    assert_eq!(pin.changed_files, ["lib.rs"]);
+    h.stop().await;
+}
+
+/// The requests the fake got for `session_id`'s messages after the turn of `session_id` went
+/// idle for the last time and before the loop's prompt to `next`.
+fn reads_after_idle(h: &Harness, session_id: &str, next: &str) -> Vec<String> {
+    let idle = *h
+        .fake
+        .idle_emitted(session_id)
+        .last()
+        .expect("the turn ended");
+    let requests = h.fake.requests();
+    let prompt = requests
+        .iter()
+        .find(|r| {
+            r.at > idle
+                && r.route == "POST /session/:id/prompt_async"
+                && r.session_id.as_deref() == Some(next)
+        })
+        .map(|r| r.at)
+        .expect("the next prompt");
+    requests
+        .iter()
+        .filter(|r| r.at > idle && r.at < prompt)
+        .map(|r| format!("{} {:?}", r.route, r.session_id))
+        .collect()
+}
+
+/// A step whose turn the event stream followed unbroken acts on the store, read over REST
+/// while the turn ran: after the reply only the next prompt is sent. When the stream broke in
+/// the turn (it may have lost events), the server's transcript is read after the reply first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_reconciles_during_the_turn_and_again_after_a_stream_gap() {
+    let slow = std::time::Duration::from_millis(600);
+    for gap in [false, true] {
+        let h = Harness::start().await;
+        let (o, review) = start_looped(
+            &h,
+            5,
+            vec![Reply::text(ROUND_1), Reply::text(CLEAN_2)],
+            vec![Reply::text(FIXED_F1).delayed(slow)],
+        )
+        .await;
+        wait_loop(&h, &o, "the implementer's turn", |s| {
+            s.phase == LoopPhase::Implementing && s.pending.is_none()
+        })
+        .await;
+        if gap {
+            h.fake.drop_event_streams();
+        }
+        let end = wait_end(&h, &o).await;
+        assert_eq!(stop_reason(&end), StopReason::Clean, "gap {gap}: {end:?}");
+        let after = reads_after_idle(&h, &o, &review);
+        let read_after = after
+            .iter()
+            .any(|r| r.starts_with("GET /session/:id/message") && r.contains(&o));
+        assert_eq!(
+            read_after, gap,
+            "gap {gap}: requests after the reply: {after:?}"
+        );
+        if !gap {
+            assert!(after.is_empty(), "only the prompt: {after:?}");
+            // The read while the turn ran.
+            let reads = h.fake.requests_to("GET /session/:id/message", &o);
+            assert!(!reads.is_empty());
+        }
+        let prompts = h.fake.prompts_to(&review);
+        assert_eq!(prompts.len(), 2, "gap {gap}: the response once");
+        assert!(
+            crate::support::part_texts(&prompts[1])[0]
+                .0
+                .ends_with(FIXED_F1)
+        );
+        h.stop().await;
+    }
+}
+
 /// Review sessions are created read-only (edit denied, shell denied but for the allowed
 /// read-only commands); a reused one gets the rules by PATCH; with the setting off, neither.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -691,12 +877,30 @@ async fn review_sessions_are_created_and_reused_read_only() {
         rules[1],
         serde_json::json!({"permission": "bash", "pattern": "*", "action": "deny"})
     );
+    // The allows, then the denies that stop writes through them (the last match wins).
+    let deny = crosscheck_core::settings::REVIEWER_SHELL_DENY;
+    let (allows, denies) = rules[2..].split_at(rules.len() - 2 - deny.len());
     assert!(
-        rules[2..]
+        allows
             .iter()
             .all(|r| r["permission"] == "bash" && r["action"] == "allow")
     );
-    assert!(rules.iter().any(|r| r["pattern"] == "git diff*"));
+    assert!(allows.iter().any(|r| r["pattern"] == "git diff*"));
+    assert_eq!(
+        denies
+            .iter()
+            .map(|r| r["pattern"].clone())
+            .collect::<Vec<_>>(),
+        deny.iter()
+            .map(|p| serde_json::json!(p))
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        denies
+            .iter()
+            .all(|r| r["permission"] == "bash" && r["action"] == "deny")
+    );
+    assert!(denies.iter().any(|r| r["pattern"] == "*--output*"));
     h.fake.wait_turns(&review, 1, SHORT).await;
     let again = h.handoff(&o, SHORT).await;
     assert_eq!(

@@ -6,10 +6,12 @@
 
 pub(crate) mod code;
 pub mod hidden;
+mod reconcile;
 pub mod record;
 pub(crate) mod recorder;
 pub mod rules;
 mod run;
+mod timing;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -89,6 +91,11 @@ impl Loops {
         self.lock()
             .get(original)
             .is_some_and(|(_, tx)| tx.send(true).is_ok())
+    }
+
+    /// Whether a loop runs here for the pair of the implementing session `original`.
+    pub(crate) fn runs_for(&self, original: &str) -> bool {
+        self.lock().contains_key(original)
     }
 
     /// Stops every loop (shutdown); their records stay as they are, so they resume.
@@ -192,6 +199,7 @@ fn spawn(core: &Core, state: LoopState, stop: watch::Receiver<bool>) {
             core: core2.clone(),
             state,
             stop,
+            timer: None,
         };
         task.run().await;
         core2
@@ -231,6 +239,7 @@ pub async fn stop(core: &Core, session_id: &str) -> Result<Option<LoopState>> {
         core: core.clone(),
         state,
         stop: watch::channel(false).1,
+        timer: None,
     };
     task.finish(
         StopReason::UserStopped,

@@ -45,6 +45,14 @@ pub(crate) async fn record_latest(core: &Core, session_id: &str) -> crate::Resul
     let Some((original, reply_id, text, directory)) = found else {
         return Ok(None);
     };
+    // A loop records (and pins) its own rounds; a second fingerprint here would only compete
+    // with its next step for the machine.
+    if original
+        .as_deref()
+        .is_some_and(|o| core.loops().runs_for(o))
+    {
+        return Ok(None);
+    }
     record_reply(
         core,
         session_id,
@@ -97,7 +105,8 @@ pub(crate) async fn record_reply(
     Ok(recorded)
 }
 
-/// [`record_reply`] with the fingerprint already taken (the loop takes it while it reconciles).
+/// [`record_reply`] with the fingerprint already taken (the loop takes it while the review
+/// runs, and pins the round itself).
 pub(crate) fn record_reply_at(
     core: &Core,
     review_id: &str,
@@ -107,19 +116,32 @@ pub(crate) fn record_reply_at(
     fingerprint: Option<&str>,
 ) -> crate::Result<findings::Recorded> {
     let parsed = crosscheck_review::findings::parse_findings(text);
-    let recorded = findings::record_review(
-        core.db(),
-        review_id,
-        original_id,
-        reply_id,
-        &parsed,
-        fingerprint,
-        crate::flows::now_ms(),
-    )?;
+    let recorded = record_parsed(core, review_id, original_id, reply_id, &parsed, fingerprint)?;
     if recorded.new {
         push(core, review_id)?;
     }
     Ok(recorded)
+}
+
+/// Records a parsed reviewer reply (once per message) without pushing the findings: the loop
+/// pushes the view it reads for its decision.
+pub(crate) fn record_parsed(
+    core: &Core,
+    review_id: &str,
+    original_id: Option<&str>,
+    reply_id: &str,
+    parsed: &crosscheck_review::findings::FindingsReply,
+    fingerprint: Option<&str>,
+) -> crate::Result<findings::Recorded> {
+    findings::record_review(
+        core.db(),
+        review_id,
+        original_id,
+        reply_id,
+        parsed,
+        fingerprint,
+        crate::flows::now_ms(),
+    )
 }
 
 /// Pushes the link's findings as they are stored now.

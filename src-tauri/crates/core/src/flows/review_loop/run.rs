@@ -11,6 +11,7 @@ use crosscheck_opencode::{MessageWithParts, PromptRequest, ids};
 use tokio::sync::{broadcast, watch};
 
 use super::hidden;
+use super::reconcile::{self, Checked, RECONCILE_PAGE};
 use super::record::{self, LoopPhase, LoopState, LoopStop, PendingSend, StopReason};
 use super::recorder;
 use super::rules::{Decision, after_review, feedback_text};
@@ -24,8 +25,17 @@ use crate::flows::reply::{interrupted, reply_message_id, reply_outcome};
 use crate::prompts;
 use crate::store::{Store, Transcript};
 
-/// How many newest messages the REST reconcile reads.
-const RECONCILE_PAGE: u32 = 40;
+/// The stop detail when the user wrote in one of the sessions.
+const TOOK_OVER: &str = "you wrote in one of the sessions, so the loop left it to you";
+
+/// A task aborted when its handle is dropped (a step that ends early leaves nothing running).
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
 
 /// Why waiting ended without a reply.
 enum Interrupt {
@@ -37,6 +47,8 @@ pub(crate) struct LoopTask {
     pub core: Core,
     pub state: LoopState,
     pub stop: watch::Receiver<bool>,
+    /// The hot path's marks of the step under way (from the reply seen to the prompt accepted).
+    pub timer: Option<super::timing::StepTimer>,
 }
 
 impl LoopTask {
@@ -133,8 +145,29 @@ impl LoopTask {
                 ));
             }
             let mut changes = core.subscribe();
+            let mut continuity = None;
             if let Some(pending) = self.state.pending.clone() {
+                let gaps = reconcile::Continuity::before_send(&core);
                 self.ensure_sent(&pending, fresh).await?;
+                if let Some(mut timer) = self.timer.take() {
+                    timer.mark("accepted");
+                    timer.log(&self.state.id, self.state.round);
+                }
+                if self.state.phase == LoopPhase::Reviewing {
+                    // The implementer's answers, recorded before the send.
+                    recorder::push(&core, &self.state.review_session_id)?;
+                }
+                // Sent by this run after subscribing: the store follows the whole turn.
+                if let (true, Some(gaps)) = (fresh, gaps) {
+                    let ours = self.state.sent_message_ids.iter().cloned().collect();
+                    continuity = Some(reconcile::Continuity::after_send(
+                        &core,
+                        gaps,
+                        &pending.session_id,
+                        ours,
+                        self.state.started_at,
+                    ));
+                }
                 self.state.awaiting_message_id = Some(pending.message_id.clone());
                 self.state.pending = None;
                 self.save()?;
@@ -143,22 +176,54 @@ impl LoopTask {
                 return Err(Error::Internal("the loop waits for nothing".into()));
             };
             let session = self.current_session().to_owned();
-            let (text, reply_id, fingerprint) =
-                match self.wait_reply(&mut changes, &session, &awaiting).await? {
-                    Ok(done) => done,
-                    Err(Interrupt::Stop(reason, detail)) => return Ok((reason, detail, vec![])),
-                };
+            let directory = self.directory().await?;
+            // The reviewer cannot edit and the implementer waits: the code the review sees is
+            // the code now, fingerprinted while the review runs.
+            let seen = (self.state.phase == LoopPhase::Reviewing).then(|| {
+                let directory = directory.clone();
+                AbortOnDrop(tokio::spawn(
+                    async move { super::code::full(&directory).await },
+                ))
+            });
+            let (text, reply_id) = match self
+                .wait_reply(&mut changes, &session, &awaiting, continuity)
+                .await?
+            {
+                Ok(done) => done,
+                Err(Interrupt::Stop(reason, detail)) => return Ok((reason, detail, vec![])),
+            };
             fresh = true;
             match self.state.phase {
                 LoopPhase::Reviewing => {
-                    if let Some(stop) = self.after_reviewer(&text, &reply_id, fingerprint)? {
+                    let seen = match seen {
+                        Some(mut task) => (&mut task.0).await.ok().flatten(),
+                        None => None,
+                    };
+                    if let Some(t) = &mut self.timer {
+                        t.mark("fingerprint");
+                    }
+                    if let Some(stop) = self.after_reviewer(&text, &reply_id, &directory, seen)? {
                         return Ok(stop);
                     }
                 }
-                LoopPhase::Implementing => self.after_implementer(&text, &reply_id, fingerprint)?,
+                LoopPhase::Implementing => {
+                    // Only a claimed fix needs to know whether the code moved.
+                    let now = if text.to_ascii_uppercase().contains("FIXED") {
+                        super::code::fingerprint(&directory).await
+                    } else {
+                        None
+                    };
+                    if let Some(t) = &mut self.timer {
+                        t.mark("fingerprint");
+                    }
+                    self.after_implementer(&text, &reply_id, now)?
+                }
                 LoopPhase::Stopped => {
                     return Err(Error::Internal("a stopped loop ran".into()));
                 }
+            }
+            if let Some(t) = &mut self.timer {
+                t.mark("recorded and chosen");
             }
         }
     }
@@ -175,24 +240,46 @@ impl LoopTask {
         &mut self,
         text: &str,
         reply_id: &str,
-        fingerprint: Option<String>,
+        directory: &str,
+        seen: Option<crate::fingerprint::Fingerprint>,
     ) -> Result<Option<(StopReason, String, Vec<String>)>> {
         let core = self.core.clone();
-        let recorded = recorder::record_reply_at(
+        let parsed = crosscheck_review::findings::parse_findings(text);
+        let recorded = recorder::record_parsed(
             &core,
             &self.state.review_session_id,
             Some(&self.state.original_session_id),
             reply_id,
-            text,
-            fingerprint.as_deref(),
+            &parsed,
+            seen.as_ref().map(|f| f.digest.as_str()),
         )?;
+        if let Some(t) = &mut self.timer {
+            t.mark("recorded");
+        }
+        // Pinned to the code it saw, as a manual review is, so the review tab can tell when
+        // the code moves on.
+        if recorded.new
+            && let Some(seen) = &seen
+        {
+            crate::review_pin::pin(
+                &core,
+                &self.state.review_session_id,
+                reply_id,
+                directory,
+                seen,
+            );
+        }
         let view = findings::view(core.db(), &self.state.review_session_id)?;
+        if recorded.new {
+            core.emit(Change::Findings {
+                findings: view.clone(),
+            });
+        }
         self.state.review_fingerprint = view
             .rounds
             .iter()
             .find(|r| r.round == recorded.round)
             .and_then(|r| r.fingerprint.clone());
-        let parsed = crosscheck_review::findings::parse_findings(text);
         let decision = after_review(
             &view,
             &parsed,
@@ -234,7 +321,10 @@ impl LoopTask {
             text,
             changed,
         )?;
-        recorder::push(&core, &self.state.review_session_id)?;
+        if let Some(t) = &mut self.timer {
+            t.mark("recorded");
+        }
+        // The findings are pushed once the next prompt is out (see `steps`).
         if !unchanged.is_empty() {
             self.state.claimed_unchanged = unchanged;
         }
@@ -273,6 +363,9 @@ impl LoopTask {
         });
         self.state.phase = phase;
         self.state.phase_started_at = now_ms();
+        if let Some(t) = &mut self.timer {
+            t.mark("rendered");
+        }
         self.save()
     }
 
@@ -350,7 +443,8 @@ impl LoopTask {
         changes: &mut broadcast::Receiver<crate::api_types::Stamped>,
         session: &str,
         awaiting: &str,
-    ) -> Result<std::result::Result<(String, String, Option<String>), Interrupt>> {
+        mut continuity: Option<reconcile::Continuity>,
+    ) -> Result<std::result::Result<(String, String), Interrupt>> {
         let errors_before = self.core.read_store(|s, _| s.session_error_serial(session));
         let mut recheck = true;
         loop {
@@ -364,15 +458,32 @@ impl LoopTask {
                 });
                 match done {
                     Some(Ok((text, Some(reply_id)))) => {
-                        // The event stream is lossy: the server's own transcript decides. The
-                        // code's fingerprint is taken meanwhile.
-                        let directory = self.directory().await?;
-                        let (reconciled, fingerprint) = tokio::join!(
-                            self.reconcile(session, awaiting),
-                            super::code::fingerprint(&directory)
-                        );
+                        self.timer = Some(super::timing::StepTimer::start());
+                        // The event stream is lossy where it breaks: unbroken since the send
+                        // and read over REST while the turn ran, the store's transcript is the
+                        // server's; else the server's own transcript decides now.
+                        if let Some(c) = continuity.take() {
+                            let verdict = c.verdict(&self.core).await;
+                            if let Some(t) = &mut self.timer {
+                                t.mark("continuity");
+                            }
+                            match verdict {
+                                Some(Checked::Clear) => return Ok(Ok((text, reply_id))),
+                                Some(Checked::TookOver) => {
+                                    return Ok(Err(Interrupt::Stop(
+                                        StopReason::UserTookOver,
+                                        TOOK_OVER.into(),
+                                    )));
+                                }
+                                None => {}
+                            }
+                        }
+                        let reconciled = self.reconcile(session, awaiting).await;
+                        if let Some(t) = &mut self.timer {
+                            t.mark("read");
+                        }
                         match reconciled? {
-                            Some(Ok((text, id))) => return Ok(Ok((text, id, fingerprint))),
+                            Some(Ok((text, id))) => return Ok(Ok((text, id))),
                             Some(Err(stop)) => return Ok(Err(stop)),
                             None => {
                                 tracing::debug!(
@@ -479,10 +590,7 @@ impl LoopTask {
                 if let Some(t) = s.transcript(sid)
                     && foreign_prompt(t.messages(), &ours, self.state.started_at)
                 {
-                    return Some(Interrupt::Stop(
-                        StopReason::UserTookOver,
-                        "you wrote in one of the sessions, so the loop left it to you".into(),
-                    ));
+                    return Some(Interrupt::Stop(StopReason::UserTookOver, TOOK_OVER.into()));
                 }
             }
             if s.session_error_serial(session) > errors_before
@@ -539,7 +647,7 @@ impl LoopTask {
         if foreign_prompt(&page.messages, &ours, self.state.started_at) {
             return Ok(Some(Err(Interrupt::Stop(
                 StopReason::UserTookOver,
-                "you wrote in one of the sessions, so the loop left it to you".into(),
+                TOOK_OVER.into(),
             ))));
         }
         let mut store = Store::default();
@@ -564,7 +672,11 @@ impl LoopTask {
 /// A user message the loop did not send, written since it started: the user took over.
 /// Compaction requests and the server's own continuations are not the user's; a message
 /// without parts yet is not judged.
-fn foreign_prompt(messages: &[MessageWithParts], ours: &HashSet<&str>, since: i64) -> bool {
+pub(super) fn foreign_prompt(
+    messages: &[MessageWithParts],
+    ours: &HashSet<&str>,
+    since: i64,
+) -> bool {
     messages.iter().any(|m| {
         m.info.role == "user"
             && !ours.contains(m.info.id.as_str())

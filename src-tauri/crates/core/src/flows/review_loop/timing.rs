@@ -1,0 +1,51 @@
+//! Where a loop step's time goes, on the hot path from "the awaited reply is complete in the
+//! store" to "the next prompt is accepted": logged at debug level under the target
+//! `crosscheck_core::loop_timing` (`CROSSCHECK_LOG=crosscheck_core::loop_timing=debug`).
+
+use std::time::Instant;
+
+/// The marks of one step, from the moment the store showed the reply complete.
+#[derive(Debug)]
+pub(crate) struct StepTimer {
+    seen: Instant,
+    marks: Vec<(&'static str, Instant)>,
+}
+
+impl StepTimer {
+    /// Starts timing a step now (the reply was just seen complete).
+    pub(crate) fn start() -> Self {
+        Self {
+            seen: Instant::now(),
+            marks: Vec::with_capacity(6),
+        }
+    }
+
+    /// Marks the end of a stage.
+    pub(crate) fn mark(&mut self, stage: &'static str) {
+        self.mark_at(stage, Instant::now());
+    }
+
+    /// Marks the end of a stage that ended at `at` (one of several run at once).
+    pub(crate) fn mark_at(&mut self, stage: &'static str, at: Instant) {
+        self.marks.push((stage, at));
+    }
+
+    /// Logs each stage's time and the total.
+    pub(crate) fn log(&self, loop_id: &str, round: u32) {
+        // Each stage is timed from the step's start: stages run at once overlap.
+        let mut stages = String::new();
+        let mut last = self.seen;
+        for (stage, at) in &self.marks {
+            let ms = at.duration_since(self.seen).as_secs_f64() * 1000.0;
+            stages.push_str(&format!(" {stage} @{ms:.2}"));
+            last = last.max(*at);
+        }
+        let total = last.duration_since(self.seen).as_secs_f64() * 1000.0;
+        tracing::debug!(
+            target: "crosscheck_core::loop_timing",
+            loop_id,
+            round,
+            "loop step (ms):{stages}, total {total:.2}"
+        );
+    }
+}
