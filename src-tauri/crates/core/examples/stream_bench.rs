@@ -23,7 +23,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         password: None,
     })?;
     let mut store = Store::default();
-    store.put_transcript(&session, Transcript::default());
+    // A loaded (empty) window, as after opening the session: its events are applied, deltas
+    // appended in place. (`Transcript::default()` is one still loading, which only records.)
+    store.put_transcript(&session, Transcript::from_page(Vec::new(), None));
     let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
     let start = Instant::now();
     let _handle = spawn_event_stream(client, tx, StreamOptions::default());

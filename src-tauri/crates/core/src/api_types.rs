@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crosscheck_opencode::{
     DropCause, MessageInfo, MessageWithParts, ModelRef, Part, PermissionRequest, Session,
-    SessionStatus, Todo,
+    SessionStatus, SharedStr, Todo,
 };
 use crosscheck_review::LedgerEntry;
 use serde::{Deserialize, Serialize};
@@ -432,13 +432,17 @@ pub enum Change {
     /// Text streamed into a part.
     PartDelta {
         /// The session it concerns.
-        session_id: String,
+        #[ts(type = "string")]
+        session_id: SharedStr,
         /// The message, within that session.
-        message_id: String,
+        #[ts(type = "string")]
+        message_id: SharedStr,
         /// The part, within that message.
-        part_id: String,
+        #[ts(type = "string")]
+        part_id: SharedStr,
         /// Field (`text`).
-        field: String,
+        #[ts(type = "string")]
+        field: SharedStr,
         /// Appended text.
         delta: String,
     },

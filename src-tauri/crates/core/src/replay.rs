@@ -29,8 +29,8 @@ pub(crate) fn deltas_in_page(
                 field,
                 delta,
                 ..
-            } if field == "text" && !replaced.contains(&part_id.as_str()) => {
-                leading.entry(part_id).or_default().push(delta);
+            } if *field == "text" && !replaced.contains(&part_id.as_str()) => {
+                leading.entry(part_id.as_str()).or_default().push(delta);
             }
             Event::PartUpdated(part) => replaced.push(&part.id),
             _ => {}
@@ -68,9 +68,10 @@ pub(crate) fn deltas_in_page(
 pub(crate) fn transcript_session(event: &Event) -> Option<&str> {
     match event {
         Event::MessageUpdated(info) => Some(&info.session_id),
-        Event::MessageRemoved { session_id, .. }
-        | Event::PartDelta { session_id, .. }
-        | Event::PartRemoved { session_id, .. } => Some(session_id),
+        Event::MessageRemoved { session_id, .. } | Event::PartRemoved { session_id, .. } => {
+            Some(session_id)
+        }
+        Event::PartDelta { session_id, .. } => Some(session_id),
         Event::PartUpdated(part) => Some(&part.session_id),
         _ => None,
     }
@@ -126,13 +127,13 @@ mod tests {
 
     #[test]
     fn deltas_after_a_whole_copy_are_not_matched() {
-        let whole = Event::PartUpdated(Part {
+        let whole = Event::PartUpdated(Box::new(Part {
             id: "prt_1".into(),
             message_id: "msg_1".into(),
             kind: "text".into(),
             text: Some(String::new()),
             ..Default::default()
-        });
+        }));
         let recorded = [whole, delta("one ")];
         assert!(deltas_in_page(&page("one "), &recorded).is_empty());
     }

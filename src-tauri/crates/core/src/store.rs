@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+use crosscheck_opencode::shared::IdHash;
 use crosscheck_opencode::{
     Event, MessageInfo, MessageWithParts, Part, PermissionRequest, Session, SessionStatus,
 };
@@ -16,7 +17,8 @@ use crate::metadata;
 #[derive(Debug, Default)]
 pub struct Transcript {
     messages: Vec<MessageWithParts>,
-    index: HashMap<String, usize>,
+    /// Position of each message by id (looked up for every streamed event).
+    index: HashMap<String, usize, IdHash>,
     /// Cursor for the page before the oldest loaded message.
     pub older_cursor: Option<String>,
     /// Who wants it kept current: one entry per client connection (a browser's event stream,
@@ -190,7 +192,8 @@ pub struct Store {
     statuses: HashMap<String, SessionStatus>,
     /// Pending permission requests: by session, then by request id.
     permissions: BTreeMap<String, BTreeMap<String, PermissionRequest>>,
-    transcripts: HashMap<String, Transcript>,
+    /// Followed transcripts by session id (looked up for every streamed event).
+    transcripts: HashMap<String, Transcript, IdHash>,
     /// The last up-front or turn error of each session, with the serial it was recorded under.
     errors: HashMap<String, (u64, SessionFailure)>,
     /// Counts recorded errors, so a waiter can tell an error newer than its prompt.
@@ -416,7 +419,7 @@ impl Store {
             _ => {}
         }
         match event {
-            Event::SessionCreated(s) | Event::SessionUpdated(s) => Some(self.upsert_session(s)),
+            Event::SessionCreated(s) | Event::SessionUpdated(s) => Some(self.upsert_session(*s)),
             Event::SessionDeleted(s) => Some(self.remove_session(&s.id)),
             Event::SessionStatus { session_id, status } => {
                 Some(self.set_status(session_id, status))
@@ -430,8 +433,8 @@ impl Store {
             }
             Event::MessageUpdated(info) => {
                 let t = self.transcripts.get_mut(&info.session_id)?;
-                t.upsert_info(info.clone());
-                Some(Change::MessageUpserted { info })
+                t.upsert_info((*info).clone());
+                Some(Change::MessageUpserted { info: *info })
             }
             Event::MessageRemoved {
                 session_id,
@@ -446,8 +449,8 @@ impl Store {
             }
             Event::PartUpdated(part) => {
                 let t = self.transcripts.get_mut(&part.session_id)?;
-                t.upsert_part(part.clone())
-                    .then_some(Change::PartUpserted { part })
+                t.upsert_part((*part).clone())
+                    .then_some(Change::PartUpserted { part: *part })
             }
             Event::PartDelta {
                 session_id,
@@ -456,7 +459,7 @@ impl Store {
                 field,
                 delta,
             } => {
-                let t = self.transcripts.get_mut(&session_id)?;
+                let t = self.transcripts.get_mut(session_id.as_str())?;
                 t.append_delta(&message_id, &part_id, &field, &delta)
                     .then_some(Change::PartDelta {
                         session_id,
@@ -479,7 +482,7 @@ impl Store {
                         part_id,
                     })
             }
-            Event::PermissionAsked(request) => Some(self.add_permission(request)),
+            Event::PermissionAsked(request) => Some(self.add_permission(*request)),
             Event::PermissionReplied {
                 session_id,
                 request_id,
@@ -716,12 +719,12 @@ impl Store {
         let mut skip = crate::replay::deltas_in_page(&fresh.messages, &recorded);
         for event in recorded {
             match &event {
-                Event::MessageUpdated(info) => fresh.upsert_info(info.clone()),
+                Event::MessageUpdated(info) => fresh.upsert_info((**info).clone()),
                 Event::MessageRemoved { message_id, .. } => {
                     fresh.remove_message(message_id);
                 }
                 Event::PartUpdated(part) => {
-                    fresh.upsert_part(part.clone());
+                    fresh.upsert_part((**part).clone());
                 }
                 Event::PartDelta {
                     message_id,
@@ -730,7 +733,7 @@ impl Store {
                     delta,
                     ..
                 } => {
-                    if let Some(n) = skip.get_mut(part_id)
+                    if let Some(n) = skip.get_mut(part_id.as_str())
                         && *n > 0
                     {
                         *n -= 1;
@@ -1030,6 +1033,57 @@ mod tests {
     }
 
     #[test]
+    fn a_delta_for_an_unknown_part_or_message_changes_nothing_and_loses_nothing() {
+        use crosscheck_opencode::event::FrameParser;
+        let sid = "ses_1";
+        let mut store = Store::default();
+        store.put_transcript(sid, Transcript::from_page(Vec::new(), None));
+        let mut parser = FrameParser::new();
+        let mut apply = |store: &mut Store, kind: &str, props: String| {
+            let frame = format!(
+                r#"{{"directory":"/p","payload":{{"type":"{kind}","properties":{props}}}}}"#
+            );
+            store.apply(parser.parse(&frame).expect("parses").event)
+        };
+        let delta = |part: &str, text: &str| {
+            format!(
+                r#"{{"sessionID":"{sid}","messageID":"msg_1","partID":"{part}","field":"text","delta":"{text}"}}"#
+            )
+        };
+        // No message yet, then a message without that part: nothing to append to.
+        assert!(apply(&mut store, "message.part.delta", delta("prt_1", "lost")).is_none());
+        let info = format!(r#"{{"info":{{"id":"msg_1","sessionID":"{sid}","role":"assistant"}}}}"#);
+        assert!(apply(&mut store, "message.updated", info).is_some());
+        assert!(apply(&mut store, "message.part.delta", delta("prt_9", "stray")).is_none());
+        let part = format!(
+            r#"{{"part":{{"id":"prt_1","messageID":"msg_1","sessionID":"{sid}","type":"text","text":"a"}}}}"#
+        );
+        assert!(apply(&mut store, "message.part.updated", part).is_some());
+        let Some(Change::PartDelta {
+            session_id,
+            part_id,
+            delta: appended,
+            ..
+        }) = apply(&mut store, "message.part.delta", delta("prt_1", r"b\u00e9"))
+        else {
+            panic!("a delta for a loaded part is pushed")
+        };
+        assert_eq!(
+            (session_id.as_str(), part_id.as_str(), appended.as_str()),
+            (sid, "prt_1", "bé")
+        );
+        // A delta for another field is not appended to the text.
+        let other_field = format!(
+            r#"{{"sessionID":"{sid}","messageID":"msg_1","partID":"prt_1","field":"reasoning","delta":"x"}}"#
+        );
+        assert!(apply(&mut store, "message.part.delta", other_field).is_none());
+        let t = store.transcript(sid).expect("followed");
+        let parts = &t.messages()[0].parts;
+        assert_eq!(parts.len(), 1, "a stray delta adds no part");
+        assert_eq!(parts[0].text.as_deref(), Some("abé"));
+    }
+
+    #[test]
     fn events_for_unfollowed_sessions_only_touch_the_list() {
         let mut store = Store::default();
         let mut changes = 0;
@@ -1133,7 +1187,7 @@ mod tests {
         let Event::PermissionAsked(fresh) = asked("per_new", "ses_b") else {
             unreachable!()
         };
-        let change = store.reset_sessions(Vec::new(), HashMap::new(), vec![fresh]);
+        let change = store.reset_sessions(Vec::new(), HashMap::new(), vec![*fresh]);
         let Change::SessionsReset { permissions, .. } = change else {
             panic!("expected SessionsReset")
         };
@@ -1195,7 +1249,7 @@ mod tests {
         // Another process's review: its events arrive on our stream.
         assert!(
             store
-                .apply(Event::SessionCreated(scratch.clone()))
+                .apply(Event::SessionCreated(scratch.clone().into()))
                 .is_none()
         );
         assert!(
@@ -1211,7 +1265,7 @@ mod tests {
         );
         assert!(
             store
-                .apply(Event::SessionUpdated(scratch.clone()))
+                .apply(Event::SessionUpdated(scratch.clone().into()))
                 .is_none()
         );
         assert!(store.session("ses_scratch").is_none());
@@ -1219,7 +1273,7 @@ mod tests {
         assert!(store.statuses().is_empty());
         assert!(
             store
-                .apply(Event::SessionDeleted(scratch.clone()))
+                .apply(Event::SessionDeleted(scratch.clone().into()))
                 .is_none()
         );
         // A listing that still has it (a review elsewhere runs) keeps it out too.
@@ -1254,7 +1308,9 @@ mod tests {
     #[test]
     fn a_fetched_session_never_undoes_a_newer_one_from_events() {
         let mut store = Store::default();
-        store.apply(Event::SessionUpdated(session_at("ses_a", "newer", 20)));
+        store.apply(Event::SessionUpdated(
+            session_at("ses_a", "newer", 20).into(),
+        ));
         assert!(
             store
                 .upsert_fetched_session(session_at("ses_a", "older", 10))
@@ -1280,8 +1336,12 @@ mod tests {
         let mut store = Store::default();
         let token = store.begin_sessions_load();
         // While the list is fetched: one session changes, one is created, one goes busy.
-        store.apply(Event::SessionUpdated(session_at("ses_a", "renamed", 20)));
-        store.apply(Event::SessionCreated(session_at("ses_new", "new", 25)));
+        store.apply(Event::SessionUpdated(
+            session_at("ses_a", "renamed", 20).into(),
+        ));
+        store.apply(Event::SessionCreated(
+            session_at("ses_new", "new", 25).into(),
+        ));
         store.apply(Event::SessionStatus {
             session_id: "ses_b".into(),
             status: SessionStatus {

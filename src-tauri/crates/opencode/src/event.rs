@@ -9,6 +9,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use crate::changes::Todo;
+use crate::shared::{Interner, SharedStr};
 use crate::types::{MessageInfo, Part, PermissionRequest, Session, SessionStatus, lenient};
 
 /// One event from the server, with the directory it concerns when the stream says so.
@@ -21,7 +22,9 @@ pub struct Envelope {
     pub event: Event,
 }
 
-/// The events Crosscheck acts on; everything else is [`Event::Other`].
+/// The events Crosscheck acts on; everything else is [`Event::Other`]. Whole values (sessions,
+/// messages, parts, requests) are boxed: most events are small deltas, and an event is moved
+/// several times between the parser and the store, so it is kept small.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
     /// First frame after connecting.
@@ -29,11 +32,11 @@ pub enum Event {
     /// Keep-alive, every 10 s.
     Heartbeat,
     /// A session was created.
-    SessionCreated(Session),
+    SessionCreated(Box<Session>),
     /// A session changed (title, metadata, archive, ...); carries the whole session.
-    SessionUpdated(Session),
+    SessionUpdated(Box<Session>),
     /// A session was deleted.
-    SessionDeleted(Session),
+    SessionDeleted(Box<Session>),
     /// A session's run state changed.
     SessionStatus {
         /// Session.
@@ -54,7 +57,7 @@ pub enum Event {
         error: Option<serde_json::Value>,
     },
     /// A message header was created or changed.
-    MessageUpdated(MessageInfo),
+    MessageUpdated(Box<MessageInfo>),
     /// A message was removed.
     MessageRemoved {
         /// Session.
@@ -63,17 +66,17 @@ pub enum Event {
         message_id: String,
     },
     /// A part was created or replaced (a full snapshot of it).
-    PartUpdated(Part),
+    PartUpdated(Box<Part>),
     /// Streamed text to append to a part's field.
     PartDelta {
-        /// Session.
-        session_id: String,
-        /// Message.
-        message_id: String,
-        /// Part.
-        part_id: String,
-        /// Field to append to (`text`).
-        field: String,
+        /// Session (shared with the other deltas of the stream that name it).
+        session_id: SharedStr,
+        /// Message (shared likewise).
+        message_id: SharedStr,
+        /// Part (shared likewise).
+        part_id: SharedStr,
+        /// Field to append to (`text`; shared likewise).
+        field: SharedStr,
         /// Text to append.
         delta: String,
     },
@@ -96,7 +99,7 @@ pub enum Event {
         message_id: Option<String>,
     },
     /// A tool call waits for the user's permission.
-    PermissionAsked(PermissionRequest),
+    PermissionAsked(Box<PermissionRequest>),
     /// A permission request was answered (here or by another client).
     PermissionReplied {
         /// Session.
@@ -176,24 +179,21 @@ struct MessageRemovedProps {
 
 #[derive(Deserialize)]
 struct PartProps {
-    part: Part,
+    part: Box<Part>,
 }
 
+/// A delta's properties, its ids borrowed from the frame (they are interned after).
 #[derive(Deserialize)]
-struct DeltaProps {
-    #[serde(rename = "sessionID")]
-    session_id: String,
-    #[serde(rename = "messageID")]
-    message_id: String,
-    #[serde(rename = "partID")]
-    part_id: String,
-    #[serde(default = "text_field")]
-    field: String,
+struct DeltaProps<'a> {
+    #[serde(rename = "sessionID", borrow)]
+    session_id: Cow<'a, str>,
+    #[serde(rename = "messageID", borrow)]
+    message_id: Cow<'a, str>,
+    #[serde(rename = "partID", borrow)]
+    part_id: Cow<'a, str>,
+    #[serde(default, borrow)]
+    field: Option<Cow<'a, str>>,
     delta: String,
-}
-
-fn text_field() -> String {
-    "text".to_owned()
 }
 
 #[derive(Deserialize)]
@@ -240,8 +240,24 @@ struct TodoProps {
     todos: Vec<serde_json::Value>,
 }
 
+/// What a [`FrameParser`] shares between the frames of one stream: the envelope's directory
+/// and the ids of streamed deltas, which repeat from one frame to the next.
+#[derive(Debug, Default)]
+struct Shared {
+    /// The last directory seen, reused while frames repeat it.
+    directory: Option<Arc<str>>,
+    sessions: Interner,
+    messages: Interner,
+    parts: Interner,
+    fields: Interner,
+}
+
 /// Reads a `properties` object for an event of type `kind`, straight from the deserializer.
-fn decode_props<'de, D: Deserializer<'de>>(kind: &str, d: D) -> Result<Event, D::Error> {
+fn decode_props<'de, D: Deserializer<'de>>(
+    kind: &str,
+    d: D,
+    shared: &mut Shared,
+) -> Result<Event, D::Error> {
     fn typed<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
         kind: &str,
         d: D,
@@ -257,9 +273,15 @@ fn decode_props<'de, D: Deserializer<'de>>(kind: &str, d: D) -> Result<Event, D:
             IgnoredAny::deserialize(d)?;
             Event::Heartbeat
         }
-        "session.created" => Event::SessionCreated(typed::<InfoProps<Session>, D>(kind, d)?.info),
-        "session.updated" => Event::SessionUpdated(typed::<InfoProps<Session>, D>(kind, d)?.info),
-        "session.deleted" => Event::SessionDeleted(typed::<InfoProps<Session>, D>(kind, d)?.info),
+        "session.created" => {
+            Event::SessionCreated(typed::<InfoProps<Box<Session>>, D>(kind, d)?.info)
+        }
+        "session.updated" => {
+            Event::SessionUpdated(typed::<InfoProps<Box<Session>>, D>(kind, d)?.info)
+        }
+        "session.deleted" => {
+            Event::SessionDeleted(typed::<InfoProps<Box<Session>>, D>(kind, d)?.info)
+        }
         "session.status" => {
             let s: StatusProps = typed(kind, d)?;
             Event::SessionStatus {
@@ -278,7 +300,7 @@ fn decode_props<'de, D: Deserializer<'de>>(kind: &str, d: D) -> Result<Event, D:
             }
         }
         "message.updated" => {
-            Event::MessageUpdated(typed::<InfoProps<MessageInfo>, D>(kind, d)?.info)
+            Event::MessageUpdated(typed::<InfoProps<Box<MessageInfo>>, D>(kind, d)?.info)
         }
         "message.removed" => {
             let m: MessageRemovedProps = typed(kind, d)?;
@@ -289,12 +311,12 @@ fn decode_props<'de, D: Deserializer<'de>>(kind: &str, d: D) -> Result<Event, D:
         }
         "message.part.updated" => Event::PartUpdated(typed::<PartProps, D>(kind, d)?.part),
         "message.part.delta" => {
-            let x: DeltaProps = typed(kind, d)?;
+            let x: DeltaProps<'de> = typed(kind, d)?;
             Event::PartDelta {
-                session_id: x.session_id,
-                message_id: x.message_id,
-                part_id: x.part_id,
-                field: x.field,
+                session_id: shared.sessions.get(&x.session_id),
+                message_id: shared.messages.get(&x.message_id),
+                part_id: shared.parts.get(&x.part_id),
+                field: shared.fields.get(x.field.as_deref().unwrap_or("text")),
                 delta: x.delta,
             }
         }
@@ -379,8 +401,7 @@ struct Kind<'a>(#[serde(borrow)] Cow<'a, str>);
 /// straight into their typed shape; otherwise they are kept raw and read after.
 struct ObjectVisitor<'c> {
     global: bool,
-    /// The last directory seen, reused while frames repeat it.
-    directories: &'c mut Option<Arc<str>>,
+    shared: &'c mut Shared,
 }
 
 impl<'de> Visitor<'de> for ObjectVisitor<'_> {
@@ -404,23 +425,23 @@ impl<'de> Visitor<'de> for ObjectVisitor<'_> {
             match key {
                 Key::Type => kind = Some(map.next_value::<Kind<'de>>()?.0),
                 Key::Properties => match kind.as_deref() {
-                    Some(k) => event = Some(map.next_value_seed(PropsSeed(k))?),
+                    Some(k) => event = Some(map.next_value_seed(PropsSeed(k, &mut *self.shared))?),
                     None => deferred = Some(map.next_value()?),
                 },
                 Key::Directory if self.global => {
-                    if let Some(Kind(d)) = map.next_value::<Lenient<Kind<'de>>>()?.0 {
-                        directory = Some(match &*self.directories {
+                    if let Some(d) = map.next_value::<MaybeStr<'de>>()?.0 {
+                        directory = Some(match &self.shared.directory {
                             Some(last) if **last == *d => last.clone(),
                             _ => {
                                 let fresh: Arc<str> = Arc::from(d.as_ref());
-                                *self.directories = Some(fresh.clone());
+                                self.shared.directory = Some(fresh.clone());
                                 fresh
                             }
                         });
                     }
                 }
                 Key::Payload if self.global => {
-                    payload = Some(map.next_value_seed(EventSeed(&mut *self.directories))?)
+                    payload = Some(map.next_value_seed(EventSeed(&mut *self.shared))?)
                 }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
@@ -433,11 +454,13 @@ impl<'de> Visitor<'de> for ObjectVisitor<'_> {
         let kind = kind.ok_or_else(|| A::Error::missing_field("type"))?;
         let event = match (event, deferred) {
             (Some(event), _) => event,
-            (None, Some(raw)) => {
-                decode_props(&kind, &mut serde_json::Deserializer::from_str(raw.get()))
-                    .map_err(A::Error::custom)?
-            }
-            (None, None) => decode_props(&kind, serde_json::Value::Null)
+            (None, Some(raw)) => decode_props(
+                &kind,
+                &mut serde_json::Deserializer::from_str(raw.get()),
+                self.shared,
+            )
+            .map_err(A::Error::custom)?,
+            (None, None) => decode_props(&kind, serde_json::Value::Null, self.shared)
                 .map_err(|_| A::Error::custom(format!("{kind}: no properties")))?,
         };
         Ok(Envelope {
@@ -447,60 +470,98 @@ impl<'de> Visitor<'de> for ObjectVisitor<'_> {
     }
 }
 
-struct PropsSeed<'k>(&'k str);
+struct PropsSeed<'k, 'c>(&'k str, &'c mut Shared);
 
-impl<'de> DeserializeSeed<'de> for PropsSeed<'_> {
+impl<'de> DeserializeSeed<'de> for PropsSeed<'_, '_> {
     type Value = Event;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Event, D::Error> {
-        decode_props(self.0, d)
+        decode_props(self.0, d, self.1)
     }
 }
 
-struct EventSeed<'c>(&'c mut Option<Arc<str>>);
+struct EventSeed<'c>(&'c mut Shared);
 
 impl<'de> DeserializeSeed<'de> for EventSeed<'_> {
     type Value = Event;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Event, D::Error> {
         let visitor = ObjectVisitor {
             global: false,
-            directories: self.0,
+            shared: self.0,
         };
         Ok(d.deserialize_map(visitor)?.event)
     }
 }
 
-/// A value that is `T` when it reads as one, else `None` (anything else is skipped).
-struct Lenient<T>(Option<T>);
+/// A string (borrowed from the input when it has no escapes), or `None` for a value of any
+/// other shape, which is skipped in the same pass.
+struct MaybeStr<'a>(Option<Cow<'a, str>>);
 
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Lenient<T> {
+impl<'de> Deserialize<'de> for MaybeStr<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        // Borrowed from the input: a non-string directory costs a skip, not a `Value`.
-        let raw: &'de RawValue = Deserialize::deserialize(d)?;
-        Ok(Lenient(serde_json::from_str(raw.get()).ok()))
+        d.deserialize_any(MaybeStrVisitor)
     }
 }
 
-fn parse_object(
-    json: &str,
-    global: bool,
-    directories: &mut Option<Arc<str>>,
-) -> Result<Envelope, FrameError> {
+struct MaybeStrVisitor;
+
+impl<'de> Visitor<'de> for MaybeStrVisitor {
+    type Value = MaybeStr<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any value")
+    }
+    fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(MaybeStr(Some(Cow::Borrowed(v))))
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(MaybeStr(Some(Cow::Owned(v.to_owned()))))
+    }
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(MaybeStr(Some(Cow::Owned(v))))
+    }
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(MaybeStr(None))
+    }
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(MaybeStr(None))
+    }
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(MaybeStr(None))
+    }
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(MaybeStr(None))
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        Ok(MaybeStr(None))
+    }
+    fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        Ok(MaybeStr(None))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(MaybeStr(None))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(MaybeStr(None))
+    }
+}
+
+fn parse_object(json: &str, global: bool, shared: &mut Shared) -> Result<Envelope, FrameError> {
     let mut de = serde_json::Deserializer::from_str(json);
     let envelope = de
-        .deserialize_map(ObjectVisitor {
-            global,
-            directories,
-        })
+        .deserialize_map(ObjectVisitor { global, shared })
         .map_err(|e| FrameError(e.to_string()))?;
     de.end().map_err(|e| FrameError(e.to_string()))?;
     Ok(envelope)
 }
 
 /// Parses the frames of one stream, sharing the `directory` between consecutive events that
-/// repeat it (on `/global/event` every frame names one).
+/// repeat it (on `/global/event` every frame names one), and the ids of streamed deltas (a
+/// reply's deltas all name the same session, message and part).
 #[derive(Debug, Default)]
 pub struct FrameParser {
-    directory: Option<Arc<str>>,
+    shared: Shared,
 }
 
 impl FrameParser {
@@ -509,21 +570,22 @@ impl FrameParser {
         Self::default()
     }
 
-    /// Like [`parse_frame`], reusing the last directory when this frame names the same one.
+    /// Like [`parse_frame`], reusing the last directory and the recent delta ids when this
+    /// frame names the same ones.
     pub fn parse(&mut self, json: &str) -> Result<Envelope, FrameError> {
-        parse_object(json, true, &mut self.directory)
+        parse_object(json, true, &mut self.shared)
     }
 }
 
 /// Parses one event object (`{"type", "properties"}`).
 pub fn parse_event(json: &str) -> Result<Event, FrameError> {
-    parse_object(json, false, &mut None).map(|envelope| envelope.event)
+    parse_object(json, false, &mut Shared::default()).map(|envelope| envelope.event)
 }
 
 /// Parses one `data:` payload of `/global/event` (`{directory, payload}`) or of `/event`
 /// (the bare event object), in a single pass over the text.
 pub fn parse_frame(json: &str) -> Result<Envelope, FrameError> {
-    parse_object(json, true, &mut None)
+    parse_object(json, true, &mut Shared::default())
 }
 
 #[cfg(test)]
@@ -640,6 +702,93 @@ mod tests {
                 session_id: "ses_1".into()
             }
         );
+        for odd in ["7", "-1.5", "null", "true", r#"[1,{"a":[2]},"x"]"#] {
+            let e = parser
+                .parse(&frame(odd))
+                .expect("an odd directory is skipped");
+            assert_eq!((e.directory, e.event), (None, d.event.clone()), "{odd}");
+        }
+        assert!(
+            parser.parse(&frame("[1,")).is_err(),
+            "broken JSON still fails"
+        );
+    }
+
+    fn delta_frame(part: &str, delta: &str) -> String {
+        format!(
+            r#"{{"directory":"/p","payload":{{"id":"evt_1","type":"message.part.delta","properties":{{"sessionID":"ses_1","messageID":"msg_1","partID":{part},"field":"text","delta":{delta}}}}}}}"#
+        )
+    }
+
+    #[test]
+    fn the_ids_of_a_run_of_deltas_are_shared_not_copied() {
+        let mut parser = FrameParser::new();
+        let ids = |env: Envelope| match env.event {
+            Event::PartDelta {
+                session_id,
+                message_id,
+                part_id,
+                field,
+                delta,
+            } => (session_id, message_id, part_id, field, delta),
+            other => panic!("not a delta: {other:?}"),
+        };
+        let a = ids(parser
+            .parse(&delta_frame(r#""prt_1""#, r#"" one""#))
+            .expect("parses"));
+        let b = ids(parser
+            .parse(&delta_frame(r#""prt_1""#, r#"" two""#))
+            .expect("parses"));
+        assert_eq!(
+            (a.0.as_str(), a.2.as_str(), a.3.as_str()),
+            ("ses_1", "prt_1", "text")
+        );
+        assert_eq!((a.4.as_str(), b.4.as_str()), (" one", " two"));
+        assert!(a.0.ptr_eq(&b.0) && a.1.ptr_eq(&b.1) && a.2.ptr_eq(&b.2) && a.3.ptr_eq(&b.3));
+        // An escaped id is read (into its own copy), and another part gets its own id.
+        let c = ids(parser
+            .parse(&delta_frame(r#""prt_\u0032""#, r#""é\n✓""#))
+            .expect("parses"));
+        assert_eq!((c.2.as_str(), c.4.as_str()), ("prt_2", "é\n✓"));
+        assert!(c.0.ptr_eq(&a.0), "the session is still shared");
+        // A delta without `field` appends to the text.
+        let d = parse_event(
+            r#"{"type":"message.part.delta","properties":{"sessionID":"s","messageID":"m","partID":"p","delta":"x"}}"#,
+        )
+        .expect("parses");
+        assert!(matches!(d, Event::PartDelta { field, .. } if field == "text"));
+        // Properties before the type take the deferred path and still read.
+        let e = parse_event(
+            r#"{"properties":{"sessionID":"s","messageID":"m","partID":"p","delta":"y"},"type":"message.part.delta"}"#,
+        )
+        .expect("parses");
+        assert!(matches!(e, Event::PartDelta { delta, .. } if delta == "y"));
+    }
+
+    #[test]
+    fn an_event_stays_small_enough_to_move_cheaply() {
+        assert!(
+            std::mem::size_of::<Envelope>() <= 128,
+            "{} bytes",
+            std::mem::size_of::<Envelope>()
+        );
+    }
+
+    #[test]
+    fn a_malformed_delta_is_an_error_for_its_frame_only() {
+        let mut parser = FrameParser::new();
+        for bad in [
+            delta_frame("7", r#""x""#),
+            delta_frame(r#""prt_1""#, "null"),
+            delta_frame(r#""prt_1""#, r#""unterminated"#),
+            r#"{"directory":"/p","payload":{"type":"message.part.delta","properties":{"sessionID":"s","messageID":"m","delta":"x"}}}"#.to_owned(),
+        ] {
+            assert!(parser.parse(&bad).is_err(), "{bad} should fail");
+        }
+        let ok = parser
+            .parse(&delta_frame(r#""prt_1""#, r#""x""#))
+            .expect("the next frame parses");
+        assert!(matches!(ok.event, Event::PartDelta { part_id, .. } if part_id == "prt_1"));
     }
 
     #[test]
