@@ -186,6 +186,70 @@ describe('opening a session from the sidebar', () => {
     expect(input?.style.height).toBe('42px');
   });
 
+  async function openComposer(id: string) {
+    const { default: Composer } = await import('$lib/components/Composer.svelte');
+    const target = document.createElement('div');
+    document.body.appendChild(target);
+    const session = { id, slug: '', projectID: 'p', directory: '/p', title: id, time: { created: 1, updated: 2 } };
+    app = mount(Composer, { target, props: { session: session as never, transcript: undefined } });
+    flushSync();
+    const input = target.querySelector<HTMLTextAreaElement>('[data-testid="composer-input"]');
+    if (!input) throw new Error('no composer input');
+    return { target, input };
+  }
+
+  it('puts the cursor in the composer in the next frame, not in the click', async () => {
+    const focus = vi.spyOn(HTMLElement.prototype, 'focus');
+    const { input } = await openComposer('ses_f');
+    // Focusing here would lay out the whole view the click just built, in the click's task.
+    expect(focus).not.toHaveBeenCalled();
+    expect(document.activeElement).not.toBe(input);
+    runFrames();
+    expect(document.activeElement).toBe(input);
+  });
+
+  it('moves the cursor at once when a key comes before that frame, so typed text arrives', async () => {
+    const { input } = await openComposer('ses_t');
+    expect(document.activeElement).not.toBe(input);
+    // The key goes to whatever has the focus (the clicked sidebar item, here the body); the
+    // browser then inserts its character into the element focused during keydown.
+    const down = new KeyboardEvent('keydown', { key: 'h', bubbles: true, cancelable: true });
+    document.body.dispatchEvent(down);
+    expect(document.activeElement).toBe(input);
+    expect(down.defaultPrevented).toBe(false);
+    input.value = 'hi';
+    input.dispatchEvent(new Event('input', { bubbles: true }));
+    flushSync();
+    runFrames();
+    flushSync();
+    expect(document.activeElement).toBe(input);
+    expect(input.value).toBe('hi');
+  });
+
+  it('leaves the cursor in a field the user moved to before that frame', async () => {
+    const search = document.createElement('input');
+    document.body.appendChild(search);
+    const { input } = await openComposer('ses_o');
+    search.focus();
+    search.dispatchEvent(new KeyboardEvent('keydown', { key: 'x', bubbles: true }));
+    runFrames();
+    expect(document.activeElement).toBe(search);
+    expect(document.activeElement).not.toBe(input);
+  });
+
+  it('mounts the model pickers after the first paint, in a task of their own', async () => {
+    const { target } = await openComposer('ses_p');
+    expect(target.querySelector('[data-testid="agent-picker"]')).toBeNull();
+    runFrames();
+    flushSync();
+    // Still not in the frame itself: that frame lays out the new view.
+    expect(target.querySelector('[data-testid="agent-picker"]')).toBeNull();
+    vi.runOnlyPendingTimers();
+    flushSync();
+    expect(target.querySelector('[data-testid="agent-picker"]')).not.toBeNull();
+    expect(target.querySelector('[data-testid="pickers-pending"]')).toBeNull();
+  });
+
   it('scrolls the selected item into view in the next frame, not in the click', async () => {
     const { default: SessionItem } = await import('$lib/components/SessionItem.svelte');
     const scroll = vi.fn();

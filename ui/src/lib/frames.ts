@@ -1,0 +1,24 @@
+// Work that must not run in the task that built a view: the next frame (before its paint) and
+// the task after that paint. Without animation frames (a test without a stub) both run at once.
+
+/** Runs `run` in the next animation frame; answers a function that cancels it. */
+export function nextFrame(run: () => void): () => void {
+  if (typeof requestAnimationFrame !== 'function') {
+    run();
+    return () => undefined;
+  }
+  const frame = requestAnimationFrame(() => run());
+  return () => cancelAnimationFrame(frame);
+}
+
+/** Runs `run` in a task of its own after the next frame has painted; answers a canceller. */
+export function afterPaint(run: () => void): () => void {
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const cancelFrame = nextFrame(() => {
+    timer = setTimeout(run, 0);
+  });
+  return () => {
+    cancelFrame();
+    if (timer !== null) clearTimeout(timer);
+  };
+}
