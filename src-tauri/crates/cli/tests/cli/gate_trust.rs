@@ -171,8 +171,10 @@ fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
 #[test]
 fn an_interrupted_review_is_taken_over_by_the_retry() {
     let env = Env::new();
+    // The first reply is slow enough that the interrupt always lands first, even when a
+    // loaded machine takes seconds to start `kill` (4 s once let the review finish first).
     env.server
-        .push(Reply::text_after(plan_flags(), Duration::from_secs(4)));
+        .push(Reply::text_after(plan_flags(), Duration::from_secs(60)));
     env.server.always(Reply::Text(plan_flags()));
     let dir = project(&env, None);
     let plan = "# Plan\n\nA slow one.\n";
