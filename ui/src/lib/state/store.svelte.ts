@@ -111,6 +111,10 @@ export class Store {
   readonly transcripts = new SvelteMap<string, Transcript>();
   /** The findings of each review link as last listed or pushed, by review session. */
   readonly findings = new SvelteMap<string, FindingsView>();
+  /** Pushes of `findings` counted so far, and the count at each link's last push: a load
+   * that started before a link's push must not replace what that push brought. */
+  findingsPushes = 0;
+  readonly findingsPushedAt = new Map<string, number>();
   /** What each review session's newest reply saw of the code, by review session. */
   readonly pins = new SvelteMap<string, ReviewPin>();
   /** The latest transfer of each sent assistant message, by that message's id. */
@@ -399,6 +403,8 @@ export class Store {
         this.recordPin(change.pin);
         break;
       case 'findings':
+        this.findingsPushes += 1;
+        this.findingsPushedAt.set(change.findings.reviewSessionId, this.findingsPushes);
         this.findings.set(change.findings.reviewSessionId, change.findings);
         break;
     }

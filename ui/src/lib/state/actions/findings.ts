@@ -9,10 +9,13 @@ import { reportError } from './call';
 import { loadTransfers, type TransferOutcome } from './handoff';
 
 /** Loads the findings of the link `sessionId` belongs to. Failures only log: the list shows
- * what the pushes bring. */
+ * what the pushes bring. A push for the link that arrives while the load is on its way is
+ * newer than the load's answer and is kept. */
 export async function loadFindings(sessionId: string): Promise<void> {
   try {
+    const started = store.findingsPushes;
     const view = await invoke({ cmd: 'listFindings', sessionId });
+    if ((store.findingsPushedAt.get(view.reviewSessionId) ?? 0) > started) return;
     store.findings.set(view.reviewSessionId, view);
   } catch (err) {
     console.warn('could not load the findings', err);
