@@ -685,11 +685,17 @@ fn git(dir: &std::path::Path, args: &[&str]) {
     );
 }
 
-/// An implementer that says FIXED while the code did not move: marked on the finding and told
-/// to the reviewer in the next hidden part; when the code did move, neither.
+/// An implementer that says FIXED (or RESOLVED, which the findings read as fixed too) while
+/// the code did not move: marked on the finding and told to the reviewer in the next hidden
+/// part; when the code did move, neither.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fix_claimed_without_a_code_change_is_marked_and_told_to_the_reviewer() {
-    for edit in [false, true] {
+    let resolved = FIXED_F1.replace("FIXED", "RESOLVED");
+    for (edit, answer) in [
+        (false, FIXED_F1),
+        (true, FIXED_F1),
+        (false, resolved.as_str()),
+    ] {
         let h = Harness::start().await;
         let project = h.dir.path().join("project");
         std::fs::write(project.join("lib.rs"), "fn greet() {}\n").unwrap();
@@ -700,7 +706,7 @@ async fn a_fix_claimed_without_a_code_change_is_marked_and_told_to_the_reviewer(
             &h,
             5,
             vec![Reply::text(ROUND_1), Reply::text(CLEAN_2)],
-            vec![Reply::text(FIXED_F1).delayed(std::time::Duration::from_millis(400))],
+            vec![Reply::text(answer).delayed(std::time::Duration::from_millis(400))],
         )
         .await;
         wait_loop(&h, &o, "the implementer's turn", |s| {
@@ -718,7 +724,7 @@ async fn a_fix_claimed_without_a_code_change_is_marked_and_told_to_the_reviewer(
             .iter()
             .find(|r| r.side == crosscheck_core::findings::RoundSide::Implementer)
             .expect("the answer is recorded");
-        assert_eq!(claim.claimed_unchanged, !edit, "edited: {edit}");
+        assert_eq!(claim.claimed_unchanged, !edit, "edited: {edit}, {answer}");
         assert!(
             view.rounds[0].fingerprint.is_some(),
             "the round is pinned to the code"

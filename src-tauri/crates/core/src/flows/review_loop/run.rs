@@ -207,8 +207,12 @@ impl LoopTask {
                     }
                 }
                 LoopPhase::Implementing => {
-                    // Only a claimed fix needs to know whether the code moved.
-                    let now = if text.to_ascii_uppercase().contains("FIXED") {
+                    // Only a claimed fix needs to know whether the code moved; the claims are
+                    // read as the findings record reads them (FIXED, RESOLVED, DONE).
+                    let claims_fix = crosscheck_review::findings::parse_answers(&text)
+                        .iter()
+                        .any(|a| a.status == crosscheck_review::findings::FindingStatus::Fixed);
+                    let now = if claims_fix {
                         super::code::fingerprint(&directory).await
                     } else {
                         None
