@@ -125,6 +125,8 @@ for (let i = 0; i < ROUNDS; i++) {
 await api({ cmd: 'openSession', sessionId: review });
 const transferSamples = [];
 const directSamples = [];
+/** How long OpenCode takes to answer `prompt_async` itself (the 204), nothing else in flight. */
+const directHttpSamples = [];
 const replies = (await oc.json(`/session/${review}/message`)).filter((m) => m.info.role === 'assistant');
 for (let i = 0; i < ROUNDS; i++) {
   const reply = replies[(replies.length - 1 - i + replies.length) % replies.length];
@@ -145,7 +147,7 @@ for (let i = 0; i < ROUNDS; i++) {
   const direct = oc.fetch(`/session/${original.id}/prompt_async`, {
     method: 'POST', headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ parts: [{ type: 'text', text: `direct ${i}` }] }),
-  }).then((r) => r.text());
+  }).then((r) => r.text()).then(() => directHttpSamples.push(performance.now() - t0));
   prompt = await stampWhen(userMessageIn(original.id, seen), 'the direct prompt', from);
   await direct;
   directSamples.push(prompt.at - t0);
@@ -167,6 +169,7 @@ console.log(`transfer: click -> prompt accepted (real opencode serve, ${ROUNDS} 
 console.log(`  crosscheck Transfer through its Api: ${fmt(t)}`);
 console.log(`  baseline (prompt_async straight to OpenCode): ${fmt(d)}`);
 console.log(`  ratio p50: ${(t.p50 / d.p50).toFixed(2)}x the baseline`);
+console.log(`server floor: OpenCode answering prompt_async itself (request sent -> 204 received, idle session, nothing else in flight): ${fmt(stats(directHttpSamples))}`);
 
 events.close();
 await cc.stop();
