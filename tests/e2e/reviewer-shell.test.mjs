@@ -59,6 +59,9 @@ async function until(probe, what, timeoutMs = WAIT) {
 const COMMANDS = [
   { command: 'git diff', runs: true },
   { command: 'cat lib.rs', runs: true },
+  { command: 'ls -a', runs: true },
+  // A program whose name only starts with "ls" is not the listing the allow list means.
+  { command: 'lsblk' },
   { command: 'git diff --output=diff-out.txt', writes: 'diff-out.txt' },
   { command: 'git diff --output diff-out2.txt', writes: 'diff-out2.txt' },
   { command: 'git log -p --output=log-out.txt', writes: 'log-out.txt' },
