@@ -8,7 +8,7 @@ use crate::config::{Config, Env, ResolvedProvider};
 use crate::error::Result;
 use crate::ledger::{ClaimInfo, ClaimRules, Claimed, Ledger, Owner, Record, now_ms};
 use crate::log::{DoneFields, Logger};
-use crate::opencode_route::{OpencodeTarget, Scratch};
+use crate::opencode_route::{OpencodeTarget, REMOTE_SCRATCH_FOLDER, Scratch};
 use crate::prompt::{REPAIR_INSTRUCTION, UserMessage, system_prompt, user_message};
 use crate::provider::{CallFailure, CallSpec, Role, build_client, call};
 use crate::rank::{ChoiceMode, ReviewerChoice, choose_reviewer};
@@ -611,20 +611,11 @@ impl Engine {
         }
     }
 
-    /// The server and, when it runs on this machine, an empty private folder next to the
-    /// ledger for its scratch sessions (so no project's instructions reach the reviewer).
+    /// The server and the folder of its scratch sessions, so that no project's instructions
+    /// reach the reviewer: when it runs on this machine, an empty private folder next to the
+    /// ledger; else (or when that folder cannot be made) [`REMOTE_SCRATCH_FOLDER`].
     fn opencode_target(&self, client: crosscheck_opencode::Client) -> OpencodeTarget {
-        let loopback = reqwest::Url::parse(client.base_url())
-            .ok()
-            .and_then(|u| u.host_str().map(str::to_owned))
-            .is_some_and(|host| {
-                let host = host.trim_start_matches('[').trim_end_matches(']');
-                host.eq_ignore_ascii_case("localhost")
-                    || host
-                        .parse::<std::net::IpAddr>()
-                        .is_ok_and(|ip| ip.is_loopback())
-            });
-        let directory = loopback
+        let directory = is_on_this_machine(client.base_url())
             .then(|| self.ledger.path().parent().map(|p| p.join("cold-review-scratch")))
             .flatten()
             .and_then(|dir| match crate::private::create_dir_all(&dir) {
@@ -632,11 +623,12 @@ impl Engine {
                 Err(e) => {
                     self.logger.event(
                         "opencode_review.warning",
-                        serde_json::json!({"reason": format!("{}: {e}; the server's own folder is used", dir.display())}),
+                        serde_json::json!({"reason": format!("{}: {e}; {REMOTE_SCRATCH_FOLDER} is used", dir.display())}),
                     );
                     None
                 }
-            });
+            })
+            .unwrap_or_else(|| REMOTE_SCRATCH_FOLDER.to_owned());
         OpencodeTarget { client, directory }
     }
 
@@ -858,5 +850,51 @@ fn claim_info<'a>(request: &'a ReviewRequest, key: &'a str) -> ClaimInfo<'a> {
         cwd: &request.cwd,
         path: request.path.as_deref(),
         author: request.author.as_deref(),
+    }
+}
+
+/// Whether `base_url` names a server on this machine: `localhost` or a loopback address
+/// (an IPv4 address written the IPv6 way counts as itself).
+fn is_on_this_machine(base_url: &str) -> bool {
+    reqwest::Url::parse(base_url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_owned))
+        .is_some_and(|host| {
+            let host = host.trim_start_matches('[').trim_end_matches(']');
+            host.eq_ignore_ascii_case("localhost")
+                || host
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.to_canonical().is_loopback())
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_on_this_machine;
+
+    #[test]
+    fn only_loopback_servers_count_as_on_this_machine() {
+        for local in [
+            "http://127.0.0.1:4096",
+            "http://localhost:4096",
+            "http://LOCALHOST:1",
+            "http://[::1]:4096",
+            "http://[::ffff:127.0.0.1]:4096",
+            "http://127.0.0.2:4096",
+        ] {
+            assert!(is_on_this_machine(local), "{local} is on this machine");
+        }
+        for remote in [
+            "http://10.0.0.5:4096",
+            "https://opencode.example.org",
+            "http://192.168.1.20:4096",
+            "http://[2001:db8::1]:4096",
+            "not a url",
+        ] {
+            assert!(
+                !is_on_this_machine(remote),
+                "{remote} is not on this machine"
+            );
+        }
     }
 }

@@ -98,14 +98,22 @@ pub fn model_label(model: &ModelRef) -> String {
     format!("{}/{}", model.provider_id, model.model_id)
 }
 
+/// The folder a scratch session names on a server that is not on this machine (or when the
+/// private folder could not be made): the filesystem's root, which every server has and where
+/// only root can put project instructions (OpenCode looks for `AGENTS.md` from the session's
+/// folder up to the root). The reviewer gets no tools, so the folder lets it read nothing. The
+/// server's own folder, the other choice, is usually a project whose instructions would reach
+/// the reviewer; a folder the server lacks leaves the turn stalled (OpenCode 1.18.33).
+pub const REMOTE_SCRATCH_FOLDER: &str = "/";
+
 /// The OpenCode server and where its scratch sessions live.
 #[derive(Debug, Clone)]
 pub struct OpencodeTarget {
     /// The connected server.
     pub client: Client,
-    /// An empty folder for the scratch sessions, when the server runs on this machine;
-    /// `None` uses the server's own folder.
-    pub directory: Option<String>,
+    /// The scratch sessions' folder: an empty private one when the server runs on this
+    /// machine, else [`REMOTE_SCRATCH_FOLDER`]; never the server's own folder.
+    pub directory: String,
 }
 
 /// A scratch session while its review runs. [`Scratch::close`] deletes it.
@@ -177,7 +185,7 @@ impl Scratch {
         });
         let session = target
             .client
-            .create_session_value(target.directory.as_deref(), &body)
+            .create_session_value(Some(&target.directory), &body)
             .await
             .map_err(|e| opencode_failure(e, target.client.base_url()))?;
         Ok(Self {
