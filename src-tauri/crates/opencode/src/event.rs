@@ -803,6 +803,37 @@ mod tests {
     }
 
     #[test]
+    fn a_wrong_typed_field_in_a_non_delta_event_keeps_the_rest_of_it() {
+        let mut parser = FrameParser::new();
+        let f = r#"{"directory":"/p","payload":{"id":"evt_1","type":"message.updated","properties":{"sessionID":"ses_1","info":{"id":"msg_1","sessionID":"ses_1","role":["user"],"time":{"created":"yesterday","completed":9},"tokens":{"input":{"n":1},"output":4},"finish":"stop"}}}}"#;
+        let Event::MessageUpdated(info) = parser.parse(f).expect("parses").event else {
+            panic!("wrong event")
+        };
+        assert_eq!(
+            (info.id.as_str(), info.session_id.as_str()),
+            ("msg_1", "ses_1")
+        );
+        assert_eq!((info.role.as_str(), info.time.created), ("", 0));
+        assert_eq!(info.time.completed, Some(9));
+        assert_eq!(info.tokens.map(|t| (t.input, t.output)), Some((0.0, 4.0)));
+        assert_eq!(info.finish.as_deref(), Some("stop"));
+        let f = r#"{"directory":"/p","payload":{"id":"evt_2","type":"message.part.updated","properties":{"sessionID":"ses_1","part":{"id":"prt_1","sessionID":"ses_1","messageID":"msg_1","type":"text","text":{"oops":true},"synthetic":"no","tool":7},"time":1}}}"#;
+        let Event::PartUpdated(part) = parser.parse(f).expect("parses").event else {
+            panic!("wrong event")
+        };
+        assert_eq!((part.id.as_str(), part.kind.as_str()), ("prt_1", "text"));
+        assert_eq!((part.text, part.synthetic, part.tool), (None, false, None));
+        let f = r#"{"directory":"/p","payload":{"id":"evt_3","type":"session.status","properties":{"sessionID":"ses_1","status":{"type":"retry","attempt":"two","message":"rate limited"}}}}"#;
+        let Event::SessionStatus { session_id, status } = parser.parse(f).expect("parses").event
+        else {
+            panic!("wrong event")
+        };
+        assert_eq!(session_id, "ses_1");
+        assert_eq!((status.kind.as_str(), status.attempt), ("retry", None));
+        assert_eq!(status.message.as_deref(), Some("rate limited"));
+    }
+
+    #[test]
     fn malformed_frames_are_errors_not_panics() {
         for bad in [
             "",

@@ -6,6 +6,7 @@ pub mod client;
 pub mod error;
 pub mod event;
 pub mod ids;
+pub mod lenient;
 pub mod shared;
 pub mod stream;
 pub mod supervisor;
