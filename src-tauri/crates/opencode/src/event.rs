@@ -243,13 +243,13 @@ struct TodoProps {
 /// What a [`FrameParser`] shares between the frames of one stream: the envelope's directory
 /// and the ids of streamed deltas, which repeat from one frame to the next.
 #[derive(Debug, Default)]
-struct Shared {
+pub(crate) struct Shared {
     /// The last directory seen, reused while frames repeat it.
-    directory: Option<Arc<str>>,
-    sessions: Interner,
-    messages: Interner,
-    parts: Interner,
-    fields: Interner,
+    pub(crate) directory: Option<Arc<str>>,
+    pub(crate) sessions: Interner,
+    pub(crate) messages: Interner,
+    pub(crate) parts: Interner,
+    pub(crate) fields: Interner,
 }
 
 /// Reads a `properties` object for an event of type `kind`, straight from the deserializer.
@@ -548,6 +548,19 @@ impl<'de> Visitor<'de> for MaybeStrVisitor {
 }
 
 fn parse_object(json: &str, global: bool, shared: &mut Shared) -> Result<Envelope, FrameError> {
+    // Most frames are deltas in one fixed shape: read those directly, the rest with serde.
+    if let Some(envelope) = crate::delta_frame::parse(json, global, shared) {
+        return Ok(envelope);
+    }
+    parse_with_serde(json, global, shared)
+}
+
+/// Reads a frame with serde alone (every frame the direct delta reader declines).
+pub(crate) fn parse_with_serde(
+    json: &str,
+    global: bool,
+    shared: &mut Shared,
+) -> Result<Envelope, FrameError> {
     let mut de = serde_json::Deserializer::from_str(json);
     let envelope = de
         .deserialize_map(ObjectVisitor { global, shared })

@@ -3,6 +3,7 @@
 
 pub mod changes;
 pub mod client;
+mod delta_frame;
 pub mod error;
 pub mod event;
 pub mod ids;
