@@ -31,8 +31,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let _handle = spawn_event_stream(client, tx, StreamOptions::default());
     let mut seen = 0usize;
     let mut changes = 0usize;
+    let mut batches = 0usize;
     'read: while let Some(item) = rx.recv().await {
         if let StreamItem::Events(batch) = item {
+            batches += 1;
             for envelope in batch {
                 seen += 1;
                 if store.apply(envelope.event).is_some() {
@@ -47,7 +49,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let secs = start.elapsed().as_secs_f64();
     let messages = store.transcript(&session).map_or(0, |t| t.messages().len());
     println!(
-        "events={seen} changes={changes} messages={messages} seconds={secs:.3} events_per_s={:.0}",
+        "events={seen} changes={changes} messages={messages} batches={batches} seconds={secs:.3} events_per_s={:.0}",
         seen as f64 / secs
     );
     Ok(())

@@ -30,6 +30,9 @@ pub struct Transcript {
     recording: Vec<Event>,
     /// Fetches in progress: token and where in `recording` each started.
     loads: HashMap<u64, usize>,
+    /// Where the last delta went (message and part position): the next one of a run goes to
+    /// the same part, found without a lookup once its ids are checked there.
+    last_delta: Option<(usize, usize)>,
 }
 
 impl Transcript {
@@ -148,17 +151,35 @@ impl Transcript {
 
     /// Appends streamed text in place; false when the part is not loaded.
     fn append_delta(&mut self, message_id: &str, part_id: &str, field: &str, delta: &str) -> bool {
-        let Some(&i) = self.index.get(message_id) else {
-            return false;
-        };
-        let Some(part) = self.messages[i].parts.iter_mut().find(|p| p.id == part_id) else {
-            return false;
-        };
         if field != "text" {
             return false;
         }
+        let Some((i, j)) = self.delta_target(message_id, part_id) else {
+            return false;
+        };
+        let part = &mut self.messages[i].parts[j];
         part.text.get_or_insert_with(String::new).push_str(delta);
         true
+    }
+
+    /// The positions of a delta's message and part: the last delta's when both ids are still
+    /// there (a reply's deltas all go to one part), else looked up. Checking the ids keeps it
+    /// right whatever moved in between.
+    fn delta_target(&mut self, message_id: &str, part_id: &str) -> Option<(usize, usize)> {
+        if let Some((i, j)) = self.last_delta
+            && let Some(message) = self.messages.get(i)
+            && message.info.id == message_id
+            && message.parts.get(j).is_some_and(|p| p.id == part_id)
+        {
+            return Some((i, j));
+        }
+        let &i = self.index.get(message_id)?;
+        let j = self.messages[i]
+            .parts
+            .iter()
+            .position(|p| p.id == part_id)?;
+        self.last_delta = Some((i, j));
+        Some((i, j))
     }
 
     fn remove_part(&mut self, message_id: &str, part_id: &str) -> bool {
@@ -1007,6 +1028,61 @@ mod tests {
             }
         }
         panic!("the recording ends with a delete");
+    }
+
+    #[test]
+    fn deltas_find_their_part_after_messages_and_parts_move_in_front_of_it() {
+        let sid = "ses_1";
+        let info = |id: &str| MessageInfo {
+            id: id.into(),
+            session_id: sid.into(),
+            role: "assistant".into(),
+            ..MessageInfo::default()
+        };
+        let part = |message: &str, id: &str| Part {
+            id: id.into(),
+            session_id: sid.into(),
+            message_id: message.into(),
+            kind: "text".into(),
+            text: Some(String::new()),
+            ..Part::default()
+        };
+        let delta = |message: &str, id: &str, text: &str| Event::PartDelta {
+            session_id: sid.into(),
+            message_id: message.into(),
+            part_id: id.into(),
+            field: "text".into(),
+            delta: text.into(),
+        };
+        let mut store = Store::default();
+        store.put_transcript(sid, Transcript::from_page(Vec::new(), None));
+        store.apply(Event::MessageUpdated(Box::new(info("msg_5"))));
+        store.apply(Event::PartUpdated(Box::new(part("msg_5", "prt_5"))));
+        store.apply(delta("msg_5", "prt_5", "a"));
+        // A message sorted before it and a part sorted before its part shift both positions.
+        store.apply(Event::MessageUpdated(Box::new(info("msg_1"))));
+        store.apply(Event::PartUpdated(Box::new(part("msg_1", "prt_1"))));
+        store.apply(delta("msg_5", "prt_5", "b"));
+        store.apply(Event::PartUpdated(Box::new(part("msg_5", "prt_2"))));
+        store.apply(delta("msg_5", "prt_5", "c"));
+        store.apply(delta("msg_5", "prt_2", "x"));
+        store.apply(delta("msg_1", "prt_1", "y"));
+        store.apply(Event::PartRemoved {
+            session_id: sid.into(),
+            message_id: "msg_5".into(),
+            part_id: "prt_2".into(),
+        });
+        store.apply(delta("msg_5", "prt_5", "d"));
+        assert!(store.apply(delta("msg_5", "prt_2", "lost")).is_none());
+        let t = store.transcript(sid).expect("followed");
+        let text = |m: &str, p: &str| {
+            let message = t.message(m).expect("message");
+            let part = message.parts.iter().find(|x| x.id == p).expect("part");
+            part.text.clone().unwrap_or_default()
+        };
+        assert_eq!(text("msg_5", "prt_5"), "abcd");
+        assert_eq!(text("msg_1", "prt_1"), "y");
+        assert_eq!(t.message("msg_5").expect("message").parts.len(), 1);
     }
 
     #[test]

@@ -243,13 +243,13 @@ struct TodoProps {
 /// What a [`FrameParser`] shares between the frames of one stream: the envelope's directory
 /// and the ids of streamed deltas, which repeat from one frame to the next.
 #[derive(Debug, Default)]
-struct Shared {
+pub(crate) struct Shared {
     /// The last directory seen, reused while frames repeat it.
-    directory: Option<Arc<str>>,
-    sessions: Interner,
-    messages: Interner,
-    parts: Interner,
-    fields: Interner,
+    pub(crate) directory: Option<Arc<str>>,
+    pub(crate) sessions: Interner,
+    pub(crate) messages: Interner,
+    pub(crate) parts: Interner,
+    pub(crate) fields: Interner,
 }
 
 /// Reads a `properties` object for an event of type `kind`, straight from the deserializer.
@@ -548,6 +548,19 @@ impl<'de> Visitor<'de> for MaybeStrVisitor {
 }
 
 fn parse_object(json: &str, global: bool, shared: &mut Shared) -> Result<Envelope, FrameError> {
+    // Most frames are deltas in one fixed shape: read those directly, the rest with serde.
+    if let Some(envelope) = crate::delta_frame::parse(json, global, shared) {
+        return Ok(envelope);
+    }
+    parse_with_serde(json, global, shared)
+}
+
+/// Reads a frame with serde alone (every frame the direct delta reader declines).
+pub(crate) fn parse_with_serde(
+    json: &str,
+    global: bool,
+    shared: &mut Shared,
+) -> Result<Envelope, FrameError> {
     let mut de = serde_json::Deserializer::from_str(json);
     let envelope = de
         .deserialize_map(ObjectVisitor { global, shared })
@@ -800,6 +813,37 @@ mod tests {
         assert_eq!(s.title, "");
         assert_eq!(s.metadata.expect("metadata")["k"], 1);
         assert_eq!(s.time.created, 0);
+    }
+
+    #[test]
+    fn a_wrong_typed_field_in_a_non_delta_event_keeps_the_rest_of_it() {
+        let mut parser = FrameParser::new();
+        let f = r#"{"directory":"/p","payload":{"id":"evt_1","type":"message.updated","properties":{"sessionID":"ses_1","info":{"id":"msg_1","sessionID":"ses_1","role":["user"],"time":{"created":"yesterday","completed":9},"tokens":{"input":{"n":1},"output":4},"finish":"stop"}}}}"#;
+        let Event::MessageUpdated(info) = parser.parse(f).expect("parses").event else {
+            panic!("wrong event")
+        };
+        assert_eq!(
+            (info.id.as_str(), info.session_id.as_str()),
+            ("msg_1", "ses_1")
+        );
+        assert_eq!((info.role.as_str(), info.time.created), ("", 0));
+        assert_eq!(info.time.completed, Some(9));
+        assert_eq!(info.tokens.map(|t| (t.input, t.output)), Some((0.0, 4.0)));
+        assert_eq!(info.finish.as_deref(), Some("stop"));
+        let f = r#"{"directory":"/p","payload":{"id":"evt_2","type":"message.part.updated","properties":{"sessionID":"ses_1","part":{"id":"prt_1","sessionID":"ses_1","messageID":"msg_1","type":"text","text":{"oops":true},"synthetic":"no","tool":7},"time":1}}}"#;
+        let Event::PartUpdated(part) = parser.parse(f).expect("parses").event else {
+            panic!("wrong event")
+        };
+        assert_eq!((part.id.as_str(), part.kind.as_str()), ("prt_1", "text"));
+        assert_eq!((part.text, part.synthetic, part.tool), (None, false, None));
+        let f = r#"{"directory":"/p","payload":{"id":"evt_3","type":"session.status","properties":{"sessionID":"ses_1","status":{"type":"retry","attempt":"two","message":"rate limited"}}}}"#;
+        let Event::SessionStatus { session_id, status } = parser.parse(f).expect("parses").event
+        else {
+            panic!("wrong event")
+        };
+        assert_eq!(session_id, "ses_1");
+        assert_eq!((status.kind.as_str(), status.attempt), ("retry", None));
+        assert_eq!(status.message.as_deref(), Some("rate limited"));
     }
 
     #[test]

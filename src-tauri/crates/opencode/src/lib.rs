@@ -3,9 +3,11 @@
 
 pub mod changes;
 pub mod client;
+mod delta_frame;
 pub mod error;
 pub mod event;
 pub mod ids;
+pub mod lenient;
 pub mod shared;
 pub mod stream;
 pub mod supervisor;
