@@ -7,7 +7,6 @@ mod delta_frame;
 pub mod error;
 pub mod event;
 pub mod ids;
-pub mod lenient;
 pub mod shared;
 pub mod stream;
 pub mod supervisor;

@@ -1,11 +1,19 @@
 //! The server's data types, read leniently: unknown fields are ignored, missing ones default,
 //! and a field of the wrong shape falls back to its default instead of failing the whole value.
 
-use serde::{Deserialize, Deserializer, Serialize};
-
-pub use crate::lenient::lenient;
+use serde::{Deserialize, Deserializer, Serialize, de::DeserializeOwned};
 use serde_json::{Map, Value};
 use ts_rs::TS;
+
+/// Deserializes a field, falling back to its default when the server sent another shape.
+pub fn lenient<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: DeserializeOwned + Default,
+{
+    let value = Value::deserialize(deserializer)?;
+    Ok(T::deserialize(value).unwrap_or_default())
+}
 
 /// Session metadata: any JSON object; absent (never set) is `None`, which is not `{}`.
 pub type Metadata = Map<String, Value>;
