@@ -213,6 +213,20 @@ try {
   await wd.executeScript(`${item}.querySelector('button.main').click()`);
   await until(`return document.querySelectorAll('[data-testid="message-list"] .row').length > 0`, 'the transcript');
   const opened = await settledMemory(pid, 5000);
+  // What rows that leave the window still hold once the UI has let go of them: a detached tree
+  // stays alive (garbage) while any of its nodes has a JavaScript wrapper, until WebKit's
+  // collector runs. Counted as they leave (the observer sees them after the UI's teardown);
+  // counting creates no wrappers for the elements counted.
+  await wd.executeScript(`
+    const left = (window.__rowsLeft = { rows: 0, elements: 0, markdown: 0 });
+    new MutationObserver((records) => {
+      for (const r of records) for (const n of r.removedNodes) {
+        if (n.nodeType !== 1) continue;
+        left.rows += 1;
+        left.elements += n.getElementsByTagName('*').length;
+        for (const md of n.getElementsByClassName('md')) left.markdown += md.getElementsByTagName('*').length;
+      }
+    }).observe(document.querySelector('[data-testid="message-list"] .window'), { childList: true });`);
   // Scroll to the top until the first message is on screen and no page is loading.
   const first = JSON.stringify(big.messages[0].info.id);
   const t0 = Date.now();
@@ -231,12 +245,17 @@ try {
   }
   const scrolled = (Date.now() - t0) / 1000;
   const full = await settledMemory(pid);
+  const left = await wd.executeScript('return window.__rowsLeft');
   const growth = full.parts
     .map((p) => `${p.name} ${mappingGrowth(mappingsEmpty.get(p.pid) ?? new Map(), pssByMapping(p.pid))}`)
     .join('; ');
   console.log(`desktop memory: transcript opened (newest page): PSS ${describe(opened)}`);
   console.log(`desktop memory: transcript scrolled to the top in ${scrolled.toFixed(1)} s (${pages} scroll steps): PSS ${describe(full)}`);
   console.log(`desktop memory: growth from the empty app by mapping (MB): ${growth}`);
+  console.log(
+    `desktop memory: ${left.rows} rows left the transcript's window during the scroll, holding ${left.elements} elements ` +
+      `when they left (${left.markdown} of them rendered markdown)`,
+  );
   console.log(
     `desktop memory: empty app ${empty.mb.toFixed(1)} MB, ${MESSAGES}-message transcript fully loaded ${full.mb.toFixed(1)} MB, ` +
       `ratio ${(full.mb / empty.mb).toFixed(2)}x (target <= 1.3x; opened at the newest page ${(opened.mb / empty.mb).toFixed(2)}x; ` +
