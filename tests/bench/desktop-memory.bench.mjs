@@ -2,7 +2,8 @@
 // /proc/<pid>/smaps_rollup) against the real `opencode serve` with 50 sessions, one of them a
 // 5,000-message transcript (about 750 bytes a message). Two figures: the empty app (connected,
 // sessions listed, none open) and that transcript opened and scrolled to the top until every
-// older page is loaded; and their ratio (target <= 1.3x). Figures only; nothing is asserted.
+// older page is loaded; and their ratio (target <= 1.3x), with where each process grew (by
+// mapping: `[anon]` holds WebKit's JavaScript and DOM heaps). Figures only; nothing is asserted.
 //
 //   xvfb-run -a node bench/desktop-memory.bench.mjs   (after `make desktop`, or with
 //   CROSSCHECK_DESKTOP_BIN naming a release build of crosscheck-desktop --features custom-protocol)
@@ -122,6 +123,37 @@ async function settledMemory(pid, ms = 15_000) {
   }
 }
 
+/** PSS in kB of a process by mapping (a file's name, or `[anon]`, `[heap]`, ...): where it grew.
+ * WebKit's JavaScript and DOM heaps are anonymous mappings; `[heap]` is the C allocator's. */
+function pssByMapping(pid) {
+  const out = new Map();
+  let name = '';
+  try {
+    for (const line of fs.readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+      const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+      if (head) {
+        name = head[1] ? (head[1].startsWith('/') ? path.basename(head[1]) : head[1]) : '[anon]';
+        continue;
+      }
+      const pss = /^Pss:\s+(\d+) kB/.exec(line);
+      if (pss) out.set(name, (out.get(name) ?? 0) + Number(pss[1]));
+    }
+  } catch {
+    // gone
+  }
+  return out;
+}
+
+/** The mappings that grew or shrank by more than 0.5 MB between two reads, largest first. */
+function mappingGrowth(before, after) {
+  const names = new Set([...before.keys(), ...after.keys()]);
+  const moved = [...names]
+    .map((n) => [n, ((after.get(n) ?? 0) - (before.get(n) ?? 0)) / 1024])
+    .filter(([, mb]) => Math.abs(mb) > 0.5)
+    .sort((a, b) => b[1] - a[1]);
+  return moved.length === 0 ? 'none' : moved.map(([n, mb]) => `${n} ${mb > 0 ? '+' : ''}${mb.toFixed(1)}`).join(', ');
+}
+
 const describe = (m) =>
   `${m.mb.toFixed(1)} MB (${m.parts.map((p) => `${p.name} ${(p.pss / 1024).toFixed(1)}`).join(', ')}; USS ${m.uss.toFixed(1)} MB)`;
 
@@ -175,11 +207,26 @@ try {
   await until(`return !!${item}`, 'the sessions in the sidebar');
   const pid = appPid(driver.pid);
   const empty = await settledMemory(pid);
+  const mappingsEmpty = new Map(empty.parts.map((p) => [p.pid, pssByMapping(p.pid)]));
   console.log(`desktop memory: empty app (connected, ${listed.length} sessions listed, none open): PSS ${describe(empty)}`);
 
   await wd.executeScript(`${item}.querySelector('button.main').click()`);
   await until(`return document.querySelectorAll('[data-testid="message-list"] .row').length > 0`, 'the transcript');
   const opened = await settledMemory(pid, 5000);
+  // What rows that leave the window still hold once the UI has let go of them: a detached tree
+  // stays alive (garbage) while any of its nodes has a JavaScript wrapper, until WebKit's
+  // collector runs. Counted as they leave (the observer sees them after the UI's teardown);
+  // counting creates no wrappers for the elements counted.
+  await wd.executeScript(`
+    const left = (window.__rowsLeft = { rows: 0, elements: 0, markdown: 0 });
+    new MutationObserver((records) => {
+      for (const r of records) for (const n of r.removedNodes) {
+        if (n.nodeType !== 1) continue;
+        left.rows += 1;
+        left.elements += n.getElementsByTagName('*').length;
+        for (const md of n.getElementsByClassName('md')) left.markdown += md.getElementsByTagName('*').length;
+      }
+    }).observe(document.querySelector('[data-testid="message-list"] .window'), { childList: true });`);
   // Scroll to the top until the first message is on screen and no page is loading.
   const first = JSON.stringify(big.messages[0].info.id);
   const t0 = Date.now();
@@ -198,8 +245,17 @@ try {
   }
   const scrolled = (Date.now() - t0) / 1000;
   const full = await settledMemory(pid);
+  const left = await wd.executeScript('return window.__rowsLeft');
+  const growth = full.parts
+    .map((p) => `${p.name} ${mappingGrowth(mappingsEmpty.get(p.pid) ?? new Map(), pssByMapping(p.pid))}`)
+    .join('; ');
   console.log(`desktop memory: transcript opened (newest page): PSS ${describe(opened)}`);
   console.log(`desktop memory: transcript scrolled to the top in ${scrolled.toFixed(1)} s (${pages} scroll steps): PSS ${describe(full)}`);
+  console.log(`desktop memory: growth from the empty app by mapping (MB): ${growth}`);
+  console.log(
+    `desktop memory: ${left.rows} rows left the transcript's window during the scroll, holding ${left.elements} elements ` +
+      `when they left (${left.markdown} of them rendered markdown)`,
+  );
   console.log(
     `desktop memory: empty app ${empty.mb.toFixed(1)} MB, ${MESSAGES}-message transcript fully loaded ${full.mb.toFixed(1)} MB, ` +
       `ratio ${(full.mb / empty.mb).toFixed(2)}x (target <= 1.3x; opened at the newest page ${(opened.mb / empty.mb).toFixed(2)}x; ` +
