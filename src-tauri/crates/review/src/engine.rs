@@ -870,7 +870,40 @@ fn is_on_this_machine(base_url: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::is_on_this_machine;
+    use super::{Engine, EngineOptions, REMOTE_SCRATCH_FOLDER, is_on_this_machine};
+    use crate::config::Env;
+    use crate::log::Logger;
+    use crosscheck_opencode::{Client, ServerConfig};
+
+    fn target_folder(engine: &Engine, base_url: &str) -> String {
+        let client = Client::new(ServerConfig {
+            base_url: base_url.to_owned(),
+            password: None,
+        })
+        .unwrap();
+        engine.opencode_target(client).directory
+    }
+
+    #[test]
+    fn a_scratch_session_never_names_the_servers_own_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::open(EngineOptions {
+            database_path: dir.path().join("data").join("crosscheck.db"),
+            config_dir: dir.path().join("config"),
+            logger: Logger::memory().0,
+            env: Env::Map(Default::default()),
+        })
+        .unwrap();
+        // A server elsewhere gets the filesystem's root, not its own folder.
+        for remote in ["http://10.0.0.5:4096", "https://opencode.example.org"] {
+            assert_eq!(target_folder(&engine, remote), REMOTE_SCRATCH_FOLDER);
+        }
+        // One on this machine gets the empty private folder next to the ledger.
+        let local = target_folder(&engine, "http://127.0.0.1:4096");
+        let private = dir.path().join("data").join("cold-review-scratch");
+        assert_eq!(local, private.to_string_lossy());
+        assert_eq!(std::fs::read_dir(&private).unwrap().count(), 0);
+    }
 
     #[test]
     fn only_loopback_servers_count_as_on_this_machine() {
