@@ -7,8 +7,6 @@
 //! control character. The caller then reads the frame with serde as before, so any frame it
 //! declines is read (or refused) exactly as without it.
 
-use std::sync::Arc;
-
 use crate::event::{Envelope, Event, Shared};
 
 /// The event type this reader handles.
@@ -62,14 +60,7 @@ pub(crate) fn parse(json: &str, global: bool, shared: &mut Shared) -> Option<Env
     match event {
         // A frame that mixes an envelope with a bare event's keys is left to serde.
         Some(event) if bare.is_empty() => {
-            let directory = directory.map(|d| match &shared.directory {
-                Some(last) if **last == *d => last.clone(),
-                _ => {
-                    let fresh: Arc<str> = Arc::from(d);
-                    shared.directory = Some(fresh.clone());
-                    fresh
-                }
-            });
+            let directory = directory.map(|d| shared.directory(d));
             Some(Envelope { directory, event })
         }
         Some(_) => None,

@@ -244,12 +244,26 @@ struct TodoProps {
 /// and the ids of streamed deltas, which repeat from one frame to the next.
 #[derive(Debug, Default)]
 pub(crate) struct Shared {
-    /// The last directory seen, reused while frames repeat it.
-    pub(crate) directory: Option<Arc<str>>,
+    /// The last directory seen, reused while frames repeat it (see [`Shared::directory`]).
+    directory: Option<Arc<str>>,
     pub(crate) sessions: Interner,
     pub(crate) messages: Interner,
     pub(crate) parts: Interner,
     pub(crate) fields: Interner,
+}
+
+impl Shared {
+    /// The envelope's directory as a shared string: the last one again while frames repeat it.
+    pub(crate) fn directory(&mut self, directory: &str) -> Arc<str> {
+        match &self.directory {
+            Some(last) if **last == *directory => last.clone(),
+            _ => {
+                let fresh: Arc<str> = Arc::from(directory);
+                self.directory = Some(fresh.clone());
+                fresh
+            }
+        }
+    }
 }
 
 /// Reads a `properties` object for an event of type `kind`, straight from the deserializer.
@@ -430,14 +444,7 @@ impl<'de> Visitor<'de> for ObjectVisitor<'_> {
                 },
                 Key::Directory if self.global => {
                     if let Some(d) = map.next_value::<MaybeStr<'de>>()?.0 {
-                        directory = Some(match &self.shared.directory {
-                            Some(last) if **last == *d => last.clone(),
-                            _ => {
-                                let fresh: Arc<str> = Arc::from(d.as_ref());
-                                self.shared.directory = Some(fresh.clone());
-                                fresh
-                            }
-                        });
+                        directory = Some(self.shared.directory(&d));
                     }
                 }
                 Key::Payload if self.global => {
