@@ -216,7 +216,8 @@ try {
   // What rows that leave the window still hold once the UI has let go of them: a detached tree
   // stays alive (garbage) while any of its nodes has a JavaScript wrapper, until WebKit's
   // collector runs. Counted as they leave (the observer sees them after the UI's teardown);
-  // counting creates no wrappers for the elements counted.
+  // counting wraps only each row (which the UI had wrapped already) and its markdown blocks
+  // (emptied by then), not the elements counted.
   await wd.executeScript(`
     const left = (window.__rowsLeft = { rows: 0, elements: 0, markdown: 0 });
     new MutationObserver((records) => {
