@@ -73,8 +73,10 @@ impl Severity {
 pub enum FindingStatus {
     /// Still to be addressed.
     Open,
-    /// Addressed.
+    /// Addressed: the reviewer said so by id.
     Fixed,
+    /// The implementer says it is fixed; the reviewer has not confirmed it yet.
+    ClaimedFixed,
     /// Taken back by the reviewer.
     Withdrawn,
     /// The implementer disagrees (with a reason).
@@ -87,6 +89,7 @@ impl FindingStatus {
         match self {
             Self::Open => "open",
             Self::Fixed => "fixed",
+            Self::ClaimedFixed => "claimedFixed",
             Self::Withdrawn => "withdrawn",
             Self::Disputed => "disputed",
         }
@@ -97,15 +100,22 @@ impl FindingStatus {
         Some(match word.to_ascii_lowercase().as_str() {
             "open" | "reopened" | "unfixed" => Self::Open,
             "fixed" | "resolved" | "done" => Self::Fixed,
+            "claimedfixed" => Self::ClaimedFixed,
             "withdrawn" | "withdraw" | "retracted" => Self::Withdrawn,
             "disputed" | "dispute" | "wontfix" => Self::Disputed,
             _ => return None,
         })
     }
 
-    /// Whether the finding still needs work.
+    /// Whether the finding still needs work (a claimed fix is not counted: it waits for the
+    /// reviewer, see [`Self::is_settled`]).
     pub fn is_open(self) -> bool {
         matches!(self, Self::Open | Self::Disputed)
+    }
+
+    /// Whether the reviewer has closed the finding (fixed or withdrawn).
+    pub fn is_settled(self) -> bool {
+        matches!(self, Self::Fixed | Self::Withdrawn)
     }
 }
 
