@@ -14,7 +14,8 @@
 //! the separator before the title is an em dash, an en dash, ` - `, `--` or `:`. A reply that
 //! does not parse is [`FindingsReply::Unparsed`], never clean: no verdict, two verdicts, a
 //! verdict that says CLEAN while a finding is open, a FLAGS verdict with nothing open, or an id
-//! used twice.
+//! used twice. Only the reviewer's own lines are read: never a quoted one, and a fenced block
+//! only when the whole of it is in one fence (see [`crate::reply`]).
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;

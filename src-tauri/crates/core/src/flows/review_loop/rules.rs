@@ -1,6 +1,7 @@
 //! The loop's decisions after a reviewer reply, as pure functions of the link's findings: stop
 //! (clean, nothing at the threshold, disputed, stalled, round cap, unparsed) or forward the open
-//! findings at or above the threshold to the implementer.
+//! findings at or above the threshold to the implementer. A CLEAN is clean only when it closes
+//! by id every finding at or above the threshold that was open before it.
 
 use std::collections::BTreeSet;
 
