@@ -33,8 +33,10 @@ pub mod private;
 pub mod prompt;
 pub mod provider;
 pub mod rank;
+pub mod reply;
 pub mod route;
 pub mod settings;
+pub mod text;
 pub mod types;
 pub mod verdict;
 

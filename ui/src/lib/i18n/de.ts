@@ -228,6 +228,7 @@ export const de: Record<MessageKey, string> = {
   'findings.filter.all': 'Alle ({count})',
   'findings.status.open': 'Offen',
   'findings.status.disputed': 'Bestritten',
+  'findings.status.claimedFixed': 'Als behoben gemeldet',
   'findings.status.fixed': 'Behoben',
   'findings.status.withdrawn': 'Zurückgezogen',
   'findings.severity.blocker': 'Blocker',

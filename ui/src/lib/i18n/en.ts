@@ -227,6 +227,7 @@ export const en = {
   'findings.filter.all': 'All ({count})',
   'findings.status.open': 'Open',
   'findings.status.disputed': 'Disputed',
+  'findings.status.claimedFixed': 'Claimed fixed',
   'findings.status.fixed': 'Fixed',
   'findings.status.withdrawn': 'Withdrawn',
   'findings.severity.blocker': 'Blocker',

@@ -9,3 +9,4 @@ mod cadence;
 mod contract;
 mod findings_shapes;
 mod verdict_shapes;
+mod verdict_spellings;
