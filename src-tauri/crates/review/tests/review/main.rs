@@ -8,4 +8,5 @@ mod common;
 mod cadence;
 mod contract;
 mod findings_shapes;
+mod trust;
 mod verdict_shapes;
