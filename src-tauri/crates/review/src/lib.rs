@@ -21,6 +21,7 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod app_server;
 pub mod config;
 pub mod engine;
 pub mod error;
