@@ -243,4 +243,70 @@ mod tests {
             .expect("a dropped claim does not count");
         assert!(db.transfers_from("ses_o").expect("list").is_empty());
     }
+
+    #[test]
+    fn a_claim_stays_pending_until_accepted_and_only_an_older_process_claim_is_stale() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("c.db");
+        let db = Db::open(&path).expect("open");
+        let before = db.opened_at() - 1_000;
+        let pending = |sent: &str, at: i64| TransferRecord {
+            pending: true,
+            ..record(sent, "msg_a", at)
+        };
+        db.claim_transfer(&pending("msg_old", before), false)
+            .expect("a claim of a process that is gone");
+        assert!(db.transfers_from("ses_r").expect("list")[0].pending);
+        match db.claim_transfer(&pending("msg_now", db.opened_at() + 1), false) {
+            Err(Error::AlreadyTransferred { .. }) => {}
+            other => panic!("a pending claim still counts as sent until settled: {other:?}"),
+        }
+        let stale = db.stale_claims(Some(("ses_r", "msg_a"))).expect("stale");
+        assert_eq!(stale.len(), 1);
+        assert!(
+            db.stale_claims(Some(("ses_r", "msg_b")))
+                .expect("stale")
+                .is_empty()
+        );
+        db.accept_transfer(&stale[0]).expect("accept");
+        let listed = db.transfers_from("ses_r").expect("list");
+        assert_eq!(listed.len(), 1);
+        assert!(!listed[0].pending, "accepted: sent");
+        assert!(db.stale_claims(None).expect("stale").is_empty());
+        // A claim this process makes is never stale for it.
+        db.claim_transfer(
+            &TransferRecord {
+                pending: true,
+                ..record("msg_c", "msg_c", db.opened_at() + 5)
+            },
+            false,
+        )
+        .expect("claim");
+        assert!(db.stale_claims(None).expect("stale").is_empty());
+    }
+
+    #[test]
+    fn a_table_from_before_pending_existed_gets_the_column_and_keeps_its_marks() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("c.db");
+        {
+            let c = rusqlite::Connection::open(&path).expect("open");
+            c.execute_batch(SCHEMA).expect("old table");
+            c.execute(
+                "INSERT INTO app_transfers (sent_message_id, source_session_id, source_message_id, target_session_id, direction, sent_at)
+                 VALUES ('msg_1', 'ses_r', 'msg_a', 'ses_o', 'toImplementer', 10)",
+                [],
+            )
+            .expect("an old mark");
+        }
+        let db = Db::open(&path).expect("open migrates");
+        let marks = db.transfers_from("ses_r").expect("list");
+        assert_eq!(
+            marks,
+            vec![record("msg_1", "msg_a", 10)],
+            "an old mark is sent"
+        );
+        drop(db);
+        Db::open(&path).expect("opens again");
+    }
 }
