@@ -8,9 +8,10 @@
 //! - **"Ended, how?"** ([`turn_end`]): one answer read from the store — completed (with the
 //!   turn's text), failed with the server's words, aborted — and, from [`await_turn`], the
 //!   session deleted, the server restarted mid-turn, cancelled, or the time limit.
-//! - **Waiting** ([`wait_for`]): one loop on the change stream with a filter (which changes can
-//!   end the wait), a predicate (asked at the start, after such changes, and after the stream
-//!   lagged), a deadline and a cancel switch. No flow writes its own `select!` over the stream.
+//! - **Waiting** ([`Waiter`], and [`wait_for`] on it): one loop on the change stream with a
+//!   filter (which changes can end the wait), a predicate (asked at the start, after such
+//!   changes, and after the stream lagged; [`await_turn`] then also reads the server), a
+//!   deadline and a cancel switch. No flow writes its own `select!` over the stream.
 //!
 //! Beside them: the model/agent/variant a session is using ([`current_choice`]), the visible +
 //! hidden prompt shape ([`with_hidden`]), and keeping a transcript followed while waiting
