@@ -175,6 +175,8 @@ impl Core {
         lock(&core.inner.tasks).push(recorder);
         let resume = tokio::spawn(crate::flows::review_loop::resume_all(core.clone()));
         lock(&core.inner.tasks).push(resume);
+        let pending = tokio::spawn(crate::flows::transfer::check_pending(core.clone()));
+        lock(&core.inner.tasks).push(pending);
         if core.inner.review.is_ok()
             && let Some(watch) = crate::ledger_watch::spawn(core.clone(), options.database.clone())
         {

@@ -43,10 +43,17 @@ pub enum End {
     Aborted,
     /// Runs until `POST /session/:id/abort` or [`FakeOpencode::finish_silently`].
     Hang,
+    /// Makes this many model calls that write no text (one assistant step each, a tool call
+    /// between them), then hangs as [`End::Hang`] does: a model answering garbage forever.
+    SilentThenHang(usize),
     /// Fails before any assistant message, as the real server does for a model it does not
     /// have: busy, `session.error`, idle, `session.idle`, then `session.error` again with a
     /// stack trace in its message.
     UpFront(Value),
+    /// Fails up front as [`End::UpFront`] does, but the repeat names only the error (its
+    /// message is the error's name and a stack trace), as the real server does for an agent it
+    /// does not have.
+    UpFrontNameOnly(Value),
     /// One assistant message per step (a tool call between them), each answering the prompt;
     /// with `after`, an automatic compaction follows the `before` steps (compaction request,
     /// summary, synthetic continue message) and the `after` steps answer the continuation.
@@ -100,6 +107,27 @@ impl Reply {
             text: String::new(),
             delay: Duration::ZERO,
             end: End::UpFront(json!({"name": "UnknownError", "data": {"message": message}})),
+        }
+    }
+
+    /// A turn that fails up front the way the real server refuses an unknown agent: first the
+    /// words (`Agent not found: ...`), then a repeat whose message is only the error's name.
+    pub fn unknown_agent(message: &str) -> Self {
+        Self {
+            text: String::new(),
+            delay: Duration::ZERO,
+            end: End::UpFrontNameOnly(
+                json!({"name": "UnknownError", "data": {"message": message}}),
+            ),
+        }
+    }
+
+    /// A turn that makes `calls` model calls without writing any text, then runs until aborted.
+    pub fn silent_forever(calls: usize) -> Self {
+        Self {
+            text: String::new(),
+            delay: Duration::ZERO,
+            end: End::SilentThenHang(calls),
         }
     }
 
@@ -210,6 +238,7 @@ pub struct FakeState {
     any_replies: VecDeque<Reply>,
     default_replies: usize,
     fail_next: Vec<(String, String)>,
+    stall_next: Vec<(String, String)>,
     streams_blocked: bool,
     running: HashMap<String, oneshot::Sender<Action>>,
     turn_locks: HashMap<String, Arc<tokio::sync::Mutex<()>>>,
@@ -558,6 +587,16 @@ impl FakeOpencode {
             .push((method.to_owned(), session_id.to_owned()));
     }
 
+    /// Makes the next `method` (PROMPT for `prompt_async`) of `session_id` never answer and have
+    /// no effect (the request is recorded): a server that never accepted it, as when the client
+    /// dies before the server took the prompt.
+    pub fn stall_next(&self, method: &str, session_id: &str) {
+        self.shared
+            .lock()
+            .stall_next
+            .push((method.to_owned(), session_id.to_owned()));
+    }
+
     /// Every request so far.
     pub fn requests(&self) -> Vec<Recorded> {
         self.with_state(|s| s.requests.clone())
@@ -879,6 +918,10 @@ async fn route_request(
             if take_failure(shared, "PROMPT", id) {
                 return injected_failure();
             }
+            if take_stall(shared, "PROMPT", id) {
+                shared.bump();
+                return std::future::pending().await;
+            }
             if !body["parts"].is_array() {
                 return bad_request("parts must be an array");
             }
@@ -994,6 +1037,21 @@ fn take_failure(shared: &Shared, method: &str, id: &str) -> bool {
     {
         Some(i) => {
             st.fail_next.remove(i);
+            true
+        }
+        None => false,
+    }
+}
+
+fn take_stall(shared: &Shared, method: &str, id: &str) -> bool {
+    let mut st = shared.lock();
+    match st
+        .stall_next
+        .iter()
+        .position(|(m, s)| m == method && s == id)
+    {
+        Some(i) => {
+            st.stall_next.remove(i);
             true
         }
         None => false,
@@ -1280,7 +1338,7 @@ async fn run_turn(shared: Arc<Shared>, sid: String, user_id: String, body: Value
             "session.status",
             json!({"sessionID": sid, "status": {"type": "busy"}}),
         );
-        if let End::UpFront(error) = &reply.end {
+        if let End::UpFront(error) | End::UpFrontNameOnly(error) = &reply.end {
             shared.emit(
                 &dir,
                 "session.error",
@@ -1299,9 +1357,16 @@ async fn run_turn(shared: Arc<Shared>, sid: String, user_id: String, body: Value
                 .push(Instant::now());
             let mut traced = error.clone();
             let message = error["data"]["message"].as_str().unwrap_or_default();
-            traced["data"]["message"] = json!(format!(
-                "ProviderModelNotFoundError: {message}\n    at SessionPrompt.getModel (/$bunfs/root/chunk.js:1:1)"
-            ));
+            traced["data"]["message"] = if matches!(reply.end, End::UpFrontNameOnly(_)) {
+                let name = error["name"].as_str().unwrap_or_default();
+                json!(format!(
+                    "{name}\n    at Agent.get (/$bunfs/root/chunk.js:1:1)"
+                ))
+            } else {
+                json!(format!(
+                    "ProviderModelNotFoundError: {message}\n    at SessionPrompt.getModel (/$bunfs/root/chunk.js:1:1)"
+                ))
+            };
             shared.emit(
                 &dir,
                 "session.error",
@@ -1328,6 +1393,11 @@ async fn run_turn(shared: Arc<Shared>, sid: String, user_id: String, body: Value
             shared.bump();
             return;
         }
+        if let End::SilentThenHang(calls) = reply.end {
+            for _ in 0..calls {
+                silent_step(&shared, &mut st, &dir, &sid, &user_id, &agent);
+            }
+        }
         let assistant_id = st.server_message_id();
         let assistant_created = st.server_now();
         let assistant = json!({
@@ -1353,7 +1423,10 @@ async fn run_turn(shared: Arc<Shared>, sid: String, user_id: String, body: Value
             json!({"sessionID": sid, "part": step, "time": now_ms()}),
         );
         let text_part = json!({"id": ids::part_id(), "messageID": aid, "sessionID": sid, "type": "text", "text": "", "time": {"start": now_ms()}});
-        if matches!(reply.end, End::Complete | End::Hang) {
+        if matches!(
+            reply.end,
+            End::Complete | End::Hang | End::SilentThenHang(_)
+        ) {
             st.put_part(&sid, text_part.clone());
             shared.emit(
                 &dir,
@@ -1367,7 +1440,7 @@ async fn run_turn(shared: Arc<Shared>, sid: String, user_id: String, body: Value
     shared.bump();
 
     let action = match reply.end {
-        End::Hang => control.await.ok(),
+        End::Hang | End::SilentThenHang(_) => control.await.ok(),
         _ => {
             let mut control = control;
             tokio::select! {
@@ -1466,6 +1539,54 @@ async fn run_turn(shared: Arc<Shared>, sid: String, user_id: String, body: Value
     *st.turns_done.entry(sid.clone()).or_default() += 1;
     drop(st);
     shared.bump();
+}
+
+/// One model call that writes no text: an assistant step with an empty text part and a tool
+/// call, completed with `finish: "tool-calls"`.
+fn silent_step(
+    shared: &Shared,
+    st: &mut FakeState,
+    dir: &str,
+    sid: &str,
+    user_id: &str,
+    agent: &str,
+) {
+    let id = st.server_message_id();
+    let mut info = json!({
+        "id": id, "parentID": user_id, "role": "assistant", "mode": agent, "agent": agent,
+        "path": {"cwd": dir, "root": dir}, "cost": 0,
+        "tokens": {"input": 0, "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}},
+        "modelID": "fake-model", "providerID": "fake",
+        "time": {"created": st.server_now()}, "sessionID": sid,
+    });
+    st.put_info(sid, info.clone());
+    shared.emit(
+        dir,
+        "message.updated",
+        json!({"sessionID": sid, "info": info}),
+    );
+    let parts = [
+        json!({"id": ids::part_id(), "messageID": id, "sessionID": sid, "type": "step-start"}),
+        json!({"id": ids::part_id(), "messageID": id, "sessionID": sid, "type": "text", "text": ""}),
+        json!({"id": ids::part_id(), "messageID": id, "sessionID": sid, "type": "tool", "tool": "invalid", "callID": format!("call_{id}"), "state": {"status": "error", "input": {}, "error": "garbage"}}),
+        json!({"id": ids::part_id(), "messageID": id, "sessionID": sid, "type": "step-finish", "reason": "tool-calls"}),
+    ];
+    for part in parts {
+        st.put_part(sid, part.clone());
+        shared.emit(
+            dir,
+            "message.part.updated",
+            json!({"sessionID": sid, "part": part, "time": now_ms()}),
+        );
+    }
+    info["time"]["completed"] = json!(st.server_now());
+    info["finish"] = json!("tool-calls");
+    st.put_info(sid, info.clone());
+    shared.emit(
+        dir,
+        "message.updated",
+        json!({"sessionID": sid, "info": info}),
+    );
 }
 
 /// The messages of a turn of several steps (and an automatic compaction, with `after`), then
