@@ -27,7 +27,11 @@ export function boot(): () => void {
     onSessionRemoved: (id) => forgetSession(id),
     onSessionError: (id, error) =>
       toasts.push('error', t('session.errorToast', { title: sessionTitle(store.sessions.get(id)) }), error.message),
-    onTurnFinished: (id) => notifier.turnFinished(id),
+    onTurnFinished: (id) => {
+      notifier.turnFinished(id);
+      // What was typed while the agent worked goes out now.
+      void flushOutbox();
+    },
     onPermissionAsked: (request) => notifier.permissionAsked(request),
     onLoop: (state) => loopChanged(state),
   };
