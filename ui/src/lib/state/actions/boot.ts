@@ -78,7 +78,11 @@ export async function loadSnapshot(): Promise<void> {
     void loadLoops().catch(() => {});
     snapshotBackoff = 1000;
     snapshotErrorShown = false;
-    if (ui.selectedSessionId && !store.sessions.has(ui.selectedSessionId)) ui.select(null);
+    // A session selected before a restart stays selected while the server is still starting
+    // (its sessions are not listed yet); only a connected server's list can say it is gone.
+    if (snapshot.connection.state === 'ready' && ui.selectedSessionId && !store.sessions.has(ui.selectedSessionId)) {
+      ui.select(null);
+    }
   } catch (err) {
     if (!snapshotErrorShown) {
       snapshotErrorShown = true;
