@@ -376,6 +376,7 @@ export const de: Record<MessageKey, string> = {
   'loop.turn.implementer': 'die Umsetzung ist dran',
   'loop.start': 'Schleife starten',
   'loop.stop': 'Schleife anhalten',
+  'loop.dismiss': 'Diese beendete Schleife ausblenden',
   'loop.cap': 'Runden',
   'handoff.loop': 'Automatische Review-Schleife',
   'handoff.loopCap': 'Rundengrenze',

@@ -375,6 +375,7 @@ export const en = {
   'loop.turn.implementer': 'the implementer’s turn',
   'loop.start': 'Start loop',
   'loop.stop': 'Stop loop',
+  'loop.dismiss': 'Hide this ended loop',
   'loop.cap': 'Rounds',
   'handoff.loop': 'Automatic review loop',
   'handoff.loopCap': 'Round cap',
