@@ -91,6 +91,26 @@ describe('MessageItem', () => {
     expect(plain.querySelector('[data-testid="session-error"]')).toBeNull();
   });
 
+  it("shows the handoff in a review session's first message as rendered markdown, a plain session's prompt as typed", () => {
+    setLocale('en');
+    const handoff = '## Handoff\n\n- **Changed** `greet()`\n<img src=x onerror=alert(1)>';
+    const prompt = (sessionID: string) =>
+      new MessageView({ id: 'msg_h', sessionID, role: 'user', time: { created: 1 } }, [
+        { id: 'prt_h', sessionID, messageID: 'msg_h', type: 'text', text: handoff, synthetic: false, ignored: false },
+      ]);
+    store.sessions.set('ses_review', { id: 'ses_review', title: 'Review', directory: '/p', link: { kind: 'review', otherSessionId: 'ses_impl', otherExists: true } } as never);
+    const el = render({ message: prompt('ses_review') });
+    expect(el.querySelector('[data-testid="message-user"] h2')?.textContent).toBe('Handoff');
+    expect(el.querySelector('[data-testid="message-user"] strong')?.textContent).toBe('Changed');
+    expect(el.textContent).not.toContain('## Handoff');
+    expect(el.querySelector('img[onerror]')).toBeNull();
+    unmount(app!);
+    app = null;
+    const plain = render({ message: prompt('ses_plain') });
+    expect(plain.textContent).toContain('## Handoff');
+    store.sessions.delete('ses_review');
+  });
+
   it('renders assistant markdown without synthetic parts, with copy and transfer buttons', () => {
     setLocale('en');
     const el = render({ message: assistant([{ text: '**Findings**' }, { text: 'secret routing', synthetic: true }]), transferDirection: 'toImplementer' });
