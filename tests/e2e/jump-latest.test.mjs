@@ -69,7 +69,6 @@ test('the button hides while the newest reply is in view and never covers its ac
   const actions = newest.locator('[role="toolbar"]');
   assert.ok(await actions.isVisible(), 'the newest action row is on screen');
   assert.equal(await jump.count(), 0, 'Jump to latest is hidden while the newest reply is in view');
-  await screenshot(page, 'jump-to-latest-hidden-near-bottom');
 
   // Well up, past the newest reply: the button shows, over older rows only.
   const log = page.locator('[data-testid="chat"] [role="log"]');
