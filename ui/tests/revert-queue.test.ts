@@ -223,3 +223,14 @@ describe('prompts queued behind a running turn', () => {
     expect(sent).toEqual(['after the turn']);
   });
 });
+
+describe('a Stop that fails', () => {
+  it('cancels nothing: the held prompts stay queued, in order', async () => {
+    invoke.mockRejectedValue({ code: 'opencode_unreachable', message: 'refused' });
+    store.statuses.set('ses_1', { type: 'busy' } as never);
+    outbox.add({ sessionId: 'ses_1', text: 'one', afterTurn: true });
+    outbox.add({ sessionId: 'ses_1', text: 'two', afterTurn: true });
+    await expect(stopTurn('ses_1', [])).rejects.toBeTruthy();
+    expect(outbox.of('ses_1').map((q) => q.text)).toEqual(['one', 'two']);
+  });
+});

@@ -64,8 +64,14 @@ export function abort(sessionId: string): Promise<null> {
  */
 export async function stopTurn(sessionId: string, messages: readonly MessageView[]): Promise<string[]> {
   const onServer = serverQueued(messages).map((m) => m.visibleText());
-  await abort(sessionId);
+  // Taken out first: the turn may end (and the outbox flush) before the stop's answer arrives.
   const held = outbox.of(sessionId).flatMap((q) => outbox.take(q.id) ?? []);
+  try {
+    await abort(sessionId);
+  } catch (err) {
+    for (const q of held.reverse()) outbox.putBack(q);
+    throw err;
+  }
   return [...onServer, ...held.map((q) => q.text)].filter((text) => text.trim() !== '');
 }
 
