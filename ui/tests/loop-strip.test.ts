@@ -26,9 +26,9 @@ const ended: LoopState = {
   phaseStartedAt: 1,
   sentMessageIds: [],
   claimedUnchanged: [],
-  stop: { reason: 'clean', detail: '', findingIds: [] },
+  stop: { reason: 'clean', detail: '', findingIds: [], at: 1 },
   ended: true,
-} as LoopState;
+} as unknown as LoopState;
 
 let apps: ReturnType<typeof mount>[] = [];
 function render(sessionId: string) {
