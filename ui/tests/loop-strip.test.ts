@@ -82,11 +82,11 @@ describe('panel tabs with the same title', () => {
   it('are told apart by their folder, else by the end of the session id', async () => {
     const { distinctLabels } = await import('$lib/tabLabels');
     const labels = distinctLabels([
-      { key: 'a', label: 'Fix the parser', directory: '/work/api', sessionId: 'ses_aaaa1111' },
-      { key: 'b', label: 'Fix the parser', directory: '/work/web', sessionId: 'ses_bbbb2222' },
+      { key: 'a', label: 'Fix the parser', directory: '/home/dev/api', sessionId: 'ses_aaaa1111' },
+      { key: 'b', label: 'Fix the parser', directory: '/home/dev/web', sessionId: 'ses_bbbb2222' },
       { key: 'c', label: 'Reviews' },
-      { key: 'd', label: 'Plan', directory: '/work/api', sessionId: 'ses_cccc3333' },
-      { key: 'e', label: 'Plan', directory: '/work/api', sessionId: 'ses_dddd4444' },
+      { key: 'd', label: 'Plan', directory: '/home/dev/api', sessionId: 'ses_cccc3333' },
+      { key: 'e', label: 'Plan', directory: '/home/dev/api', sessionId: 'ses_dddd4444' },
     ]);
     expect([...labels.values()]).toEqual(['Fix the parser · api', 'Fix the parser · web', 'Reviews', 'Plan · #3333', 'Plan · #4444']);
   });
@@ -95,11 +95,11 @@ describe('panel tabs with the same title', () => {
 describe('the side panel', () => {
   it('shows two same-titled session tabs with different labels', async () => {
     const { default: ContextPanel } = await import('$lib/components/ContextPanel.svelte');
-    store.sessions.set('ses_aaaa1111', { id: 'ses_aaaa1111', title: 'Fix the parser', directory: '/work/api' } as never);
-    store.sessions.set('ses_bbbb2222', { id: 'ses_bbbb2222', title: 'Fix the parser', directory: '/work/web' } as never);
+    store.sessions.set('ses_aaaa1111', { id: 'ses_aaaa1111', title: 'Fix the parser', directory: '/home/dev/api' } as never);
+    store.sessions.set('ses_bbbb2222', { id: 'ses_bbbb2222', title: 'Fix the parser', directory: '/home/dev/web' } as never);
     store.tabs = [
-      { mode: 'chat', dedupeKey: 'session:ses_aaaa1111', label: 'Fix the parser', sessionId: 'ses_aaaa1111', directory: '/work/api' },
-      { mode: 'chat', dedupeKey: 'session:ses_bbbb2222', label: 'Fix the parser', sessionId: 'ses_bbbb2222', directory: '/work/web' },
+      { mode: 'chat', dedupeKey: 'session:ses_aaaa1111', label: 'Fix the parser', sessionId: 'ses_aaaa1111', directory: '/home/dev/api' },
+      { mode: 'chat', dedupeKey: 'session:ses_bbbb2222', label: 'Fix the parser', sessionId: 'ses_bbbb2222', directory: '/home/dev/web' },
     ] as never;
     store.activeTab = null;
     const target = document.createElement('div');
