@@ -142,6 +142,25 @@ function overflowing() {
   });
 }
 
+/** The visible one-line fields whose placeholder does not fit their box (a cut hint reads
+ * like a bug: "Search sessions (Ctrl+"). */
+function cutPlaceholders() {
+  return page.evaluate(() => {
+    const ctx = document.createElement('canvas').getContext('2d');
+    const bad = [];
+    for (const el of document.querySelectorAll('input[placeholder]')) {
+      const rect = el.getBoundingClientRect();
+      if (rect.width === 0 || !el.placeholder) continue;
+      const cs = getComputedStyle(el);
+      ctx.font = `${cs.fontStyle} ${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+      const room = el.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+      const need = ctx.measureText(el.placeholder).width;
+      if (need > room + 0.5) bad.push(`"${el.placeholder}" needs ${Math.ceil(need)} px, has ${Math.floor(room)}`);
+    }
+    return bad;
+  });
+}
+
 async function setWidth(width, height) {
   await page.setViewportSize({ width, height });
   await twoFrames(page);
@@ -178,6 +197,7 @@ for (const [width, height] of [[1600, 1000], [1280, 800], [900, 800]]) {
     }
     assert.ok(p.x + p.width <= width + 1 && p.x >= -1);
     assert.deepEqual(await overflowing(), [], `overflow at ${width} px`);
+    assert.deepEqual(await cutPlaceholders(), [], `cut placeholders at ${width} px`);
     await screenshot(page, `layout-${width}`);
   });
 }

@@ -161,6 +161,15 @@ fn digest(head: Option<&str>, files: &BTreeMap<String, String>) -> String {
     format!("{:x}", hasher.finalize())
 }
 
+/// Whether `dir` is, on this machine, inside a git work tree (false when it is not, when it does
+/// not exist here, or when git cannot tell).
+pub async fn is_git_work_tree(dir: &Path) -> bool {
+    dir.is_dir()
+        && git(dir, &["rev-parse", "--is-inside-work-tree"])
+            .await
+            .is_ok_and(|out| out.trim() == "true")
+}
+
 /// Run git in `dir` and return its standard output.
 async fn git(dir: &Path, args: &[&str]) -> Result<String> {
     let mut command = tokio::process::Command::new("git");

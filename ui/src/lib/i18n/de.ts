@@ -56,7 +56,7 @@ export const de: Record<MessageKey, string> = {
   'topbar.reviews': 'Kontextfreie Reviews',
 
   'sidebar.search': 'Sitzungen durchsuchen',
-  'sidebar.searchPlaceholder': 'Sitzungen suchen (Strg+K)',
+  'sidebar.searchPlaceholder': 'Suchen (Strg+K)',
   'sidebar.newSession': 'Neue Sitzung ({keys})',
   'sidebar.newSessionShort': 'Neu',
   'sidebar.showArchived': 'Archivierte anzeigen',
@@ -436,6 +436,7 @@ export const de: Record<MessageKey, string> = {
   'changes.emptyWorkingTree': 'Keine Änderungen: Das Arbeitsverzeichnis entspricht HEAD.',
   'changes.fromOriginal': 'Änderungen der geprüften Sitzung: {title}',
   'changes.unavailable.notGit': 'Dieser Ordner liegt in keinem Git-Repository, es gibt also kein HEAD zum Vergleichen.',
+  'changes.unavailable.becameGit': 'Dieser Ordner ist inzwischen ein Git-Repository, aber OpenCode hat ihn beim ersten Mal als Ordner ohne Git abgelegt und kann ihn für diese Sitzung nicht mit HEAD vergleichen.',
   'changes.unavailable.noSnapshots': 'OpenCode hält für diesen Ordner keine Snapshots ("snapshot": false in seiner Konfiguration) und kann daher nicht sagen, was die Sitzung oder eine Runde geändert hat. Das Arbeitsverzeichnis zeigt trotzdem jede Änderung.',
   'changes.unavailable.noTurn': 'Diese Sitzung hat noch keine Runde.',
   'changes.tooLarge': 'Dieser Diff ist zu groß, um ihn hier zu zeigen (+{additions} −{deletions}).',

@@ -55,7 +55,7 @@ export const en = {
   'topbar.reviews': 'Cold reviews',
 
   'sidebar.search': 'Search sessions',
-  'sidebar.searchPlaceholder': 'Search sessions (Ctrl+K)',
+  'sidebar.searchPlaceholder': 'Search (Ctrl+K)',
   'sidebar.newSession': 'New session ({keys})',
   'sidebar.newSessionShort': 'New',
   'sidebar.showArchived': 'Show archived',
@@ -435,6 +435,7 @@ export const en = {
   'changes.emptyWorkingTree': 'No changes: the working tree matches HEAD.',
   'changes.fromOriginal': 'Changes of the session under review: {title}',
   'changes.unavailable.notGit': 'This folder is not in a git repository, so there is no HEAD to compare with.',
+  'changes.unavailable.becameGit': 'This folder is a git repository now, but OpenCode filed it as outside git when it first saw it, so OpenCode cannot compare it with HEAD for this session.',
   'changes.unavailable.noSnapshots': 'OpenCode keeps no snapshots for this folder ("snapshot": false in its config), so it cannot tell what the session or a turn changed. The working tree still shows every change.',
   'changes.unavailable.noTurn': 'This session has no turn yet.',
   'changes.tooLarge': 'This diff is too large to show here (+{additions} −{deletions}).',

@@ -54,6 +54,9 @@ pub struct Changes {
 pub enum ChangesUnavailable {
     /// The folder is not in a git repository, so there is no HEAD to compare with.
     NotGit,
+    /// The folder is a git repository now, but it was not when OpenCode first saw it: OpenCode
+    /// files it under its global project, with no HEAD to compare with.
+    BecameGit,
     /// OpenCode keeps no snapshots for this folder (`"snapshot": false`), so it cannot say what
     /// a session or a turn changed.
     NoSnapshots,
@@ -141,7 +144,12 @@ pub async fn changes(core: &Core, req: Changes) -> Result<ChangeSet> {
         ChangeScope::WorkingTree => {
             let diffs = client.vcs_diff(&session.directory).await?;
             if diffs.is_empty() && session.project_id == GLOBAL_PROJECT {
-                set.unavailable = Some(ChangesUnavailable::NotGit);
+                let dir = std::path::Path::new(&session.directory);
+                set.unavailable = Some(if crate::fingerprint::is_git_work_tree(dir).await {
+                    ChangesUnavailable::BecameGit
+                } else {
+                    ChangesUnavailable::NotGit
+                });
             }
             diffs
         }

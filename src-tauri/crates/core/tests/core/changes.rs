@@ -92,6 +92,37 @@ async fn a_folder_outside_git_says_so() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_that_became_a_repository_after_the_server_saw_it_is_not_called_outside_git() {
+    let h = Harness::start().await;
+    let plain = h.dir.path().join("later-git");
+    std::fs::create_dir_all(&plain).expect("mkdir");
+    let created = h
+        .request(Request::CreateSession(
+            crosscheck_core::requests::CreateSession {
+                directory: plain.display().to_string(),
+                title: Some("Later".into()),
+            },
+        ))
+        .await
+        .expect("created");
+    let id = created["id"].as_str().expect("id").to_owned();
+    assert_eq!(created["projectID"], "global");
+    // The folder becomes a repository after OpenCode filed it under its global project.
+    let init = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&plain)
+        .status()
+        .expect("git init");
+    assert!(init.success());
+    let set = change_set(&h, &id, ChangeScope::WorkingTree).await;
+    assert_eq!(
+        set.unavailable,
+        Some(crosscheck_core::requests::changes::ChangesUnavailable::BecameGit)
+    );
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn session_and_last_turn_read_the_session_diff_of_the_last_user_message() {
     let h = Harness::start().await;
     let s = h.fake.seed_session("Turns", None);
