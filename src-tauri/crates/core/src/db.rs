@@ -40,7 +40,7 @@ impl Db {
              CREATE TABLE IF NOT EXISTS app_prompt_overrides (name TEXT PRIMARY KEY, template TEXT NOT NULL, updated_at INTEGER NOT NULL);",
         )?;
         crate::findings::create_tables(&conn)?;
-        crate::flows::review_loop::record::create_table(&conn)?;
+        crate::model::loop_record::create_table(&conn)?;
         conn.execute_batch(crate::transfer_log::SCHEMA)?;
         conn.execute_batch(crate::review_pin::SCHEMA)?;
         Ok(Self {

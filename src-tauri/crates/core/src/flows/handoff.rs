@@ -166,12 +166,7 @@ impl Flow {
         self.check_cancel()?;
         let mut changes = core.subscribe();
         let handoff_id = ids::message_id();
-        let registry = core
-            .inner
-            .prompts
-            .read()
-            .map_err(|_| Error::Internal("prompts lock".into()))?
-            .clone();
+        let registry = core.prompts();
         let visible = registry.render(prompts::REVIEW_HANDOFF_VISIBLE, &[])?;
         let instructions = registry.render(prompts::REVIEW_HANDOFF_INSTRUCTIONS, &[])?;
         // An error recorded after this one belongs to the turn about to start.
@@ -286,7 +281,7 @@ impl Flow {
             .await?;
         // Sent: from here on the review session is the handoff's result, kept whatever happens.
         self.created_review = None;
-        crate::requests::settings::show_tab(
+        crate::services::tabs::show_tab(
             &core,
             Tab::session(&review.id, &review.directory, &review.title),
         )?;
@@ -523,7 +518,7 @@ impl Follow {
     /// Follows `session_id`, loading its newest page when nobody follows it yet.
     pub(crate) async fn new(core: &Core, session_id: &str) -> Result<Follow> {
         let follower = format!("flow:{}", crosscheck_opencode::ids::ascending("flw"));
-        crate::requests::transcripts::follow_transcript(core, session_id, &follower).await?;
+        crate::services::transcripts::follow_transcript(core, session_id, &follower).await?;
         Ok(Follow {
             core: core.clone(),
             session_id: session_id.to_owned(),

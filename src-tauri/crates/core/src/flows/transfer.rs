@@ -69,12 +69,7 @@ pub async fn send(
         Err(Error::SessionNotFound(_)) => return Err(Error::NoLinkedSession),
         Err(e) => return Err(e),
     };
-    let registry = core
-        .inner
-        .prompts
-        .read()
-        .map_err(|_| Error::Internal("prompts lock".into()))?
-        .clone();
+    let registry = core.prompts();
     let body = registry.render(template, &[(placeholder, &text)])?;
     let hidden = match direction {
         TransferDirection::ToImplementer => super::review_loop::hidden::for_implementer(&registry)?,
@@ -162,7 +157,7 @@ pub(crate) async fn deliver(core: &Core, out: Outgoing<'_>) -> Result<TransferRe
         transfer: record.clone(),
     });
     if direction == TransferDirection::ToReviewer {
-        crate::requests::settings::show_tab(
+        crate::services::tabs::show_tab(
             core,
             Tab::session(&target.id, &target.directory, &target.title),
         )?;
