@@ -1,5 +1,5 @@
 // The composer's `/` menu and outbox: what the parts the composer is made of must keep doing.
-// The `@` menu, attachments and edit-and-resend are covered in history.test.ts.
+// The `@` menu's navigation, attachments and edit-and-resend are covered in history.test.ts.
 import { flushSync, mount, unmount } from 'svelte';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 
@@ -41,6 +41,7 @@ function renderComposer(directory = `/proj${++composers}`) {
       ];
     }
     if (req.cmd === 'runCommand') return null;
+    if (req.cmd === 'findFiles') return ['src/main.rs'];
     throw new Error(`unexpected ${req.cmd}`);
   });
   store.connection = { state: 'ready' } as never;
@@ -122,5 +123,20 @@ describe('composer outbox', () => {
     expect(outbox.of(id)).toEqual([]);
     store.connection = { state: 'ready' } as never;
     flushSync();
+  });
+});
+
+describe('composer @ menu', () => {
+  it('asks the server once per query, not again after every answer', async () => {
+    const { target, input } = renderComposer();
+    type(input, 'see @ma');
+    await sleep(1200);
+    flushSync();
+    expect(target.querySelector('[data-testid="file-item"]')?.getAttribute('data-path')).toBe('src/main.rs');
+    const searches = () => invoke.mock.calls.map((c) => c[0]).filter((r) => r.cmd === 'findFiles');
+    expect(searches()).toEqual([{ cmd: 'findFiles', sessionId: expect.any(String), query: 'ma' }]);
+    type(input, 'see @mai');
+    await sleep(600);
+    expect(searches().map((r) => r.query)).toEqual(['ma', 'mai']);
   });
 });

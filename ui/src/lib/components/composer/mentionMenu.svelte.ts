@@ -2,6 +2,7 @@
 // before the cursor (searched with a short debounce; an answer to an older query is dropped),
 // the highlighted one, and the keys that move through it, pick, or close it.
 
+import { untrack } from 'svelte';
 import { mentionAt } from '$lib/attachments';
 import { findFiles } from '$lib/state/actions/history';
 
@@ -36,7 +37,8 @@ export class MentionMenu {
       const q = this.open ? this.mention?.query : undefined;
       if (q === undefined) return;
       const seq = ++this.#searchSeq;
-      if (this.items.length === 0) this.status = 'loading';
+      // Read without tracking: an answer must not start the search again.
+      if (untrack(() => this.items.length) === 0) this.status = 'loading';
       const timer = setTimeout(() => {
         findFiles(this.#sessionId(), q).then(
           (found) => {
