@@ -163,6 +163,10 @@ test('two crosscheck processes starting the same handoff at once leave one linke
     // How the race went: a process that lost it (made its own review session, then found the
     // other's linked) says so in its log.
     const lostNow = lostRaces();
+    // (20.6) A process that lost the link race stops before sending: the review session gets
+    // the handoff once.
+    const reviewPrompts = (await oc.json(`/session/${review}/message`)).filter((m) => m.info.role === 'user');
+    if (lostNow > lostBefore) assert.equal(reviewPrompts.length, 1, `round ${round}: the review session received the handoff once`);
     console.log(`TIMING round ${round}: both handoffs done in ${took} ms (reused: ${ends.map((f) => f.reused).join('/')}; `
       + `${lostNow - lostBefore} process(es) lost the link race and deleted their own review session)`);
     lostBefore = lostNow;

@@ -1,7 +1,8 @@
 // The automatic review loop against the real `opencode serve` with the scripted model: a
 // two-round loop that ends CLEAN with the nit never forwarded (and the reviewer offered no
 // edit or write tool), a stalled loop stopped before its cap, and a loop that resumes after
-// `crosscheck serve` is killed in the middle of it.
+// `crosscheck serve` is killed in the middle of it, and a reviewer quoting the implementer's
+// `VERDICT: CLEAN` while it disagrees does not end the loop clean.
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -18,6 +19,8 @@ const HANDOFF = 'HANDOFF: greet() now takes a name; tests added.';
 const ROUND_1 = 'Two things.\n\nFINDINGS\n- [F1] major src/lib.rs:3 — greet() panics on an empty name\n- [F2] nit src/lib.rs:1 — prefer a doc comment\nVERDICT: FLAGS (2)';
 const FIXED_F1 = 'IMPLEMENTED: guarded the empty name and added a test.\n\n- [F1] FIXED';
 const CLEAN_2 = 'FINDINGS\n- [F1] FIXED\nVERDICT: CLEAN';
+const CLAIMED_CLEAN = 'IMPLEMENTED: guarded the empty name.\n\n- [F1] FIXED\nVERDICT: CLEAN';
+const QUOTED_CLEAN = 'The implementer answered:\n\n> - [F1] FIXED\n> VERDICT: CLEAN\n\nI disagree: greet("") still panics.';
 const STILL_OPEN = 'FINDINGS\n- [F1] OPEN — the guard is still missing\nVERDICT: FLAGS (1)';
 const FEEDBACK_HEAD = 'Another agent reviewed your changes and left the feedback below.';
 const RESPONSE_HEAD = 'The agent implementing the changes has responded to the previous review feedback.';
@@ -122,7 +125,9 @@ test('a two-round loop ends CLEAN, the nit is never forwarded, the reviewer cann
     assert.ok(tools.includes('edit') && tools.includes('write'), `implementer tools: ${tools}`);
   }
   const findings = await cc.api({ cmd: 'listFindings', sessionId: original.id });
-  assert.deepEqual(findings.findings.map((f) => [f.id, f.severity, f.status]), [['F1', 'major', 'fixed'], ['F2', 'nit', 'fixed']]);
+  // The nit was never forwarded nor mentioned again: CLEAN leaves it as it was.
+  assert.deepEqual(findings.findings.map((f) => [f.id, f.severity, f.status]), [['F1', 'major', 'fixed'], ['F2', 'nit', 'open']]);
+  assert.ok(findings.findings[1].history.every((h) => h.round === 1), JSON.stringify(findings.findings[1].history));
   console.log(`two-round loop: ${Date.now() - started} ms`);
 });
 
@@ -167,4 +172,32 @@ test('the loop resumes after crosscheck serve is killed in the middle of it', as
   assert.equal(requests.filter((r) => r.lastUserText.startsWith(FEEDBACK_HEAD)).length, 1, 'one feedback');
   assert.equal(requests.filter((r) => r.lastUserText.startsWith(RESPONSE_HEAD)).length, 1, 'one response');
   console.log(`resumed loop: ${Date.now() - started} ms`);
+});
+
+test('a reviewer quoting the implementer\'s VERDICT: CLEAN while it disagrees does not end the loop clean', async () => {
+  const original = await oc.json('/session', { method: 'POST', body: { title: 'Greet quoted' } });
+  const from = ms.requests.length;
+  ms.script([{ text: HANDOFF }, { text: ROUND_1 }, { text: CLAIMED_CLEAN }, { text: QUOTED_CLEAN }]);
+  await cc.api({ cmd: 'startHandoffReview', sessionId: original.id, reviewLoop: { maxRounds: 5 } });
+  const end = await until(async () => {
+    const l = await loopOf(cc, original.id);
+    return l?.ended ? l : null;
+  }, 'the loop to stop');
+  assert.equal(chats(from).length, 4, 'handoff, review, feedback, the quoting review');
+  assert.notEqual(end.stop.reason, 'clean', JSON.stringify(end.stop));
+  assert.equal(end.round, 2);
+  const findings = await cc.api({ cmd: 'listFindings', sessionId: original.id });
+  const f1 = findings.findings.find((f) => f.id === 'F1');
+  assert.notEqual(f1.status, 'fixed', JSON.stringify(f1.history));
+  assert.ok(!f1.history.some((h) => h.side === 'reviewer' && h.status === 'fixed'), JSON.stringify(f1.history));
+  // The implementer's bare FIXED is a claim until the reviewer confirms it, and the list says so.
+  assert.equal(f1.status, 'claimedFixed', JSON.stringify(f1.history));
+  await page.goto(cc.url);
+  await page.locator('[data-testid="server-status"][data-state="ready"]').waitFor({ state: 'attached', timeout: WAIT });
+  await page.locator(sel.item(end.reviewSessionId)).click({ timeout: WAIT });
+  const list = page.locator(`${sel.chat(end.reviewSessionId)} [data-testid="findings-list"]`).first();
+  const row = list.locator('[data-testid="finding-row"][data-finding-id="F1"]');
+  await row.waitFor({ state: 'visible', timeout: WAIT });
+  assert.equal((await row.locator('[data-testid="finding-status"]').innerText()).trim(), 'Claimed fixed');
+  assert.match(await list.locator('[data-testid="findings-open-count"]').textContent(), /2 open of 2/);
 });

@@ -9,6 +9,7 @@ import {
   filterFindings,
   historyByRound,
   messageFindings,
+  notClosedCount,
   roundMessageOf,
 } from '$lib/findings';
 import type { FindingRound } from '$lib/types/FindingRound';
@@ -49,7 +50,7 @@ const view: FindingsView = {
       status: 'fixed',
       history: [
         round({}),
-        round({ side: 'implementer', status: 'fixed', claimedUnchanged: true, messageId: 'msg_i1' }),
+        round({ side: 'implementer', status: 'claimedFixed', claimedUnchanged: true, messageId: 'msg_i1' }),
         round({ round: 2, status: 'fixed', messageId: 'msg_r2' }),
       ],
     }),
@@ -86,9 +87,20 @@ describe('filterFindings', () => {
 
 describe('counts', () => {
   it('counts every status and severity, zero included', () => {
-    expect(countByStatus(view.findings)).toEqual({ open: 3, disputed: 0, fixed: 1, withdrawn: 0 });
+    expect(countByStatus(view.findings)).toEqual({ open: 3, disputed: 0, claimedFixed: 0, fixed: 1, withdrawn: 0 });
     expect(countBySeverity(view.findings)).toEqual({ blocker: 1, major: 1, minor: 1, nit: 1 });
-    expect(countByStatus([])).toEqual({ open: 0, disputed: 0, fixed: 0, withdrawn: 0 });
+    expect(countByStatus([])).toEqual({ open: 0, disputed: 0, claimedFixed: 0, fixed: 0, withdrawn: 0 });
+  });
+  it('counts a claimed fix as not closed until the reviewer confirms it', () => {
+    const claimed = [
+      finding({ id: 'F1', status: 'claimedFixed' }),
+      finding({ id: 'F2', status: 'fixed' }),
+      finding({ id: 'F3', status: 'withdrawn' }),
+      finding({ id: 'F4', status: 'open', severity: 'nit' }),
+    ];
+    expect(notClosedCount(claimed)).toBe(2);
+    expect(countByStatus(claimed).claimedFixed).toBe(1);
+    expect(filterFindings(claimed, 'claimedFixed', 'all').map((f) => f.id)).toEqual(['F1']);
   });
 });
 
@@ -96,7 +108,7 @@ describe('historyByRound', () => {
   it('puts both sides of a round together and carries the unchanged-code mark', () => {
     const rounds = historyByRound(view.findings[0].history);
     expect(rounds.map((r) => [r.round, r.reviewer?.status, r.implementer?.status, r.claimedUnchanged])).toEqual([
-      [1, 'open', 'fixed', true],
+      [1, 'open', 'claimedFixed', true],
       [2, 'fixed', undefined, false],
     ]);
   });

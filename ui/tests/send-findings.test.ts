@@ -163,6 +163,7 @@ describe('Send selected findings', () => {
       direction: 'toImplementer',
       sentMessageId: 'msg_sent1',
       sentAt: 5,
+      pending: false,
     });
     const el = render();
     el.querySelector<HTMLButtonElement>('[data-testid="send-findings-button"]')!.click();

@@ -188,7 +188,7 @@ describe('store: snapshot', () => {
     let now = 1000;
     const store = new Store(() => now);
     store.applySnapshot(snapshot());
-    const flow = { id: 'f1', sessionId: 's1', step: 'waitingForHandoff' as const, startedAt: 0, streamedChars: 5, reused: false, ended: false };
+    const flow = { id: 'f1', sessionId: 's1', step: 'waitingForHandoff' as const, startedAt: 0, streamedChars: 5, callsWithoutText: 0, reused: false, ended: false };
     store.enqueue([at(11, { type: 'flow', flow })]);
     store.flush();
     expect(store.flows.get('f1')?.endedAt).toBeNull();
@@ -200,7 +200,7 @@ describe('store: snapshot', () => {
 
   it('marks flows that had already ended in a snapshot as ended long ago', () => {
     const store = new Store(() => 5000);
-    const done = { id: 'f2', sessionId: 's1', step: 'done' as const, startedAt: 0, streamedChars: 0, reused: false, ended: true };
+    const done = { id: 'f2', sessionId: 's1', step: 'done' as const, startedAt: 0, streamedChars: 0, callsWithoutText: 0, reused: false, ended: true };
     const running = { ...done, id: 'f3', step: 'sendingReview' as const, ended: false };
     store.applySnapshot(snapshot({ flows: [done, running] }));
     expect(store.flows.get('f2')?.endedAt).toBe(0);

@@ -52,6 +52,7 @@ function record(over: Partial<TransferRecord> = {}): TransferRecord {
     direction: 'toImplementer',
     sentMessageId: 'msg_sent1',
     sentAt: new Date(2026, 11, 1, 14, 5).getTime(),
+    pending: false,
     ...over,
   };
 }
@@ -87,6 +88,33 @@ describe('sent mark', () => {
     expect(mark?.textContent?.trim()).toMatch(/^Sent .*\d/);
     expect(mark?.getAttribute('data-sent-at')).toBe(String(record().sentAt));
     expect(el.querySelector('[data-testid="transfer-button"]')?.getAttribute('data-sent')).toBe('true');
+  });
+
+  it('shows a send OpenCode has not accepted yet as sending, then sent; a dropped one goes away', () => {
+    const el = render(TurnItem, { turn: turnOf(reply()), transferDirection: 'toImplementer' });
+    store.enqueue([{ seq: 101, change: { type: 'transferred', transfer: record({ pending: true }) } }]);
+    store.flush();
+    flushSync();
+    const mark = () => el.querySelector('[data-testid="transfer-sent"]');
+    expect(mark()?.getAttribute('data-pending')).toBe('true');
+    expect(mark()?.textContent?.trim()).toBe('Sending…');
+    store.enqueue([{ seq: 102, change: { type: 'transferred', transfer: record() } }]);
+    store.flush();
+    flushSync();
+    expect(mark()?.getAttribute('data-pending')).toBe('false');
+    expect(mark()?.textContent?.trim()).toMatch(/^Sent .*\d/);
+    store.enqueue([
+      { seq: 103, change: { type: 'transferDropped', sourceMessageId: 'msg_1', sentMessageId: 'msg_other' } },
+    ]);
+    store.flush();
+    flushSync();
+    expect(mark(), 'another send of the message is not taken back').not.toBeNull();
+    store.enqueue([
+      { seq: 104, change: { type: 'transferDropped', sourceMessageId: 'msg_1', sentMessageId: 'msg_sent1' } },
+    ]);
+    store.flush();
+    flushSync();
+    expect(mark()).toBeNull();
   });
 
   it('keeps the newest send of a message, whatever order the records come in', () => {

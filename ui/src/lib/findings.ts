@@ -9,7 +9,7 @@ import type { FindingsView } from '$lib/types/FindingsView';
 import type { Severity } from '$lib/types/Severity';
 
 /** Every status, in the order the filter offers them. */
-export const STATUSES: readonly FindingStatus[] = ['open', 'disputed', 'fixed', 'withdrawn'];
+export const STATUSES: readonly FindingStatus[] = ['open', 'disputed', 'claimedFixed', 'fixed', 'withdrawn'];
 /** Every severity, most serious first. */
 export const SEVERITIES: readonly Severity[] = ['blocker', 'major', 'minor', 'nit'];
 
@@ -25,9 +25,15 @@ export function filterFindings(findings: readonly FindingView[], status: StatusF
 
 /** How many findings have each status (every status present, zero when none). */
 export function countByStatus(findings: readonly FindingView[]): Record<FindingStatus, number> {
-  const out: Record<FindingStatus, number> = { open: 0, disputed: 0, fixed: 0, withdrawn: 0 };
+  const out: Record<FindingStatus, number> = { open: 0, disputed: 0, claimedFixed: 0, fixed: 0, withdrawn: 0 };
   for (const f of findings) out[f.status] += 1;
   return out;
+}
+
+/** How many findings the reviewer has not closed: open, disputed, or only claimed fixed by the
+ * implementer (fixed is the reviewer's word, by id). */
+export function notClosedCount(findings: readonly FindingView[]): number {
+  return findings.filter((f) => f.status === 'open' || f.status === 'disputed' || f.status === 'claimedFixed').length;
 }
 
 /** How many findings have each severity. */

@@ -228,6 +228,28 @@ fn read_stdin() -> Result<String, String> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// How long `gate plan --file` waits for a hook payload on stdin to end. A hook runner writes
+/// its payload at once; one that leaves stdin open (with or without a payload) must not hang
+/// the gate, whose plan is in the file anyway.
+const PAYLOAD_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Reads stdin (unless it is a terminal) until it ends or `bound` passes: `None` when it had
+/// not ended by then (what arrived is dropped: a cut payload is no payload). The reading
+/// thread is left behind; the process ends without waiting for it.
+fn read_stdin_within(bound: std::time::Duration) -> Option<String> {
+    if std::io::stdin().is_terminal() {
+        return Some(String::new());
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(read_stdin());
+    });
+    match rx.recv_timeout(bound) {
+        Ok(Ok(text)) => Some(text),
+        Ok(Err(_)) | Err(_) => None,
+    }
+}
+
 /// `Ok(None)`: the payload is for another tool, nothing to do.
 fn plan_input(args: &PlanArgs) -> Result<Option<PlanInput>, String> {
     let mut parameter = args.text.clone();
@@ -235,7 +257,12 @@ fn plan_input(args: &PlanArgs) -> Result<Option<PlanInput>, String> {
     if args.text_stdin {
         parameter = Some(read_stdin()?);
     } else if args.text.is_none() {
-        let stdin = read_stdin()?;
+        // With a draft file, stdin only adds a hook payload's tool name and folder: it is
+        // read within a short bound, never waited for.
+        let stdin = match &args.file {
+            Some(_) => read_stdin_within(PAYLOAD_WAIT).unwrap_or_default(),
+            None => read_stdin()?,
+        };
         let trimmed = stdin.trim_start();
         if trimmed.starts_with('{') {
             let payload: Value =

@@ -2,6 +2,7 @@
 //! The gate path starts no async runtime unless a review has to run, so a ledger hit is fast.
 
 mod gate;
+mod port;
 mod serve;
 mod token;
 

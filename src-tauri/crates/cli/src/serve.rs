@@ -14,9 +14,10 @@ pub struct ServeArgs {
     /// Address to listen on; loopback only.
     #[arg(long, default_value = "127.0.0.1")]
     host: IpAddr,
-    /// Port; 0 picks a free one.
-    #[arg(long, default_value_t = 0)]
-    port: u16,
+    /// Port; 0 picks a free one. Without it, the port of the last start is used again (a free
+    /// one when that is taken, with a line saying so), so the address stays the same.
+    #[arg(long)]
+    port: Option<u16>,
     /// Attach to this OpenCode server instead of starting one.
     #[arg(long, env = "CROSSCHECK_OPENCODE_URL")]
     opencode: Option<String>,
@@ -81,14 +82,38 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     })
     .map_err(|e| e.to_string())?;
     let reporter = tokio::spawn(report_connection(core.clone()));
+    let kept = crate::port::kept(&data_dir);
     let options = crosscheck_web::ServeOptions {
-        addr: SocketAddr::new(args.host, args.port),
+        addr: SocketAddr::new(args.host, args.port.or(kept).unwrap_or(0)),
         ui,
         token: token.clone(),
+        limits: crosscheck_web::Limits::default(),
     };
-    let running = crosscheck_web::serve(Api::new(core.clone()), options)
-        .await
-        .map_err(|e| e.to_string())?;
+    let api = Api::new(core.clone());
+    let running = match crosscheck_web::serve(api.clone(), options.clone()).await {
+        // The kept port is taken (another program, another Crosscheck): a free one instead.
+        Err(crosscheck_web::Error::Bind { source, .. })
+            if args.port.is_none() && kept.is_some() =>
+        {
+            let running = crosscheck_web::serve(
+                api,
+                crosscheck_web::ServeOptions {
+                    addr: SocketAddr::new(args.host, 0),
+                    ..options
+                },
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+            eprintln!(
+                "crosscheck: port {} of the last start is not free ({source}); listening on port {} instead, so the address changed (bookmarks of the old one will not work)",
+                kept.unwrap_or_default(),
+                running.addr.port()
+            );
+            running
+        }
+        other => other.map_err(|e| e.to_string())?,
+    };
+    crate::port::keep(&data_dir, running.addr.port());
     println!(
         "Crosscheck listening on http://{}/?token={token}",
         running.addr

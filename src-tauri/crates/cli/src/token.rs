@@ -35,18 +35,22 @@ fn is_token(text: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
-/// Writes the token to a new 0600 file beside `path` and renames it into place, so a reader
-/// never sees half a token and the file is never readable by others, not even briefly.
-fn write_private(path: &Path, token: &str) -> io::Result<()> {
+/// Writes `text` to a new 0600 file beside `path` and renames it into place, so a reader
+/// never sees half of it and the file is never readable by others, not even briefly.
+pub fn write_private(path: &Path, text: &str) -> io::Result<()> {
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     crosscheck_review::private::create_dir_all(&dir)?;
-    let tmp: PathBuf = dir.join(format!(".{TOKEN_FILE}.{}", std::process::id()));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp: PathBuf = dir.join(format!(".{name}.{}", std::process::id()));
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let mut file = options.open(&tmp)?;
-    file.write_all(token.as_bytes())?;
+    file.write_all(text.as_bytes())?;
     file.write_all(b"\n")?;
     file.sync_all()?;
     crosscheck_review::private::restrict(&tmp)?;

@@ -500,6 +500,14 @@ pub enum Change {
         /// What was sent, from where, when.
         transfer: TransferRecord,
     },
+    /// A transfer left pending by a process that stopped never reached its target: its mark is
+    /// taken back.
+    TransferDropped {
+        /// The message whose mark it was.
+        source_message_id: String,
+        /// The prompt id that was never delivered.
+        sent_message_id: String,
+    },
     /// Files may have changed (a tool edited one, the server's watcher saw one, a session's
     /// diff was recomputed, the branch moved): a Changes tab showing this directory or session
     /// asks again. One per directory and per session for each batch of events.

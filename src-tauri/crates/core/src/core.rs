@@ -175,6 +175,8 @@ impl Core {
         lock(&core.inner.tasks).push(recorder);
         let resume = tokio::spawn(crate::flows::review_loop::resume_all(core.clone()));
         lock(&core.inner.tasks).push(resume);
+        let pending = tokio::spawn(crate::flows::transfer::check_pending(core.clone()));
+        lock(&core.inner.tasks).push(pending);
         if core.inner.review.is_ok()
             && let Some(watch) = crate::ledger_watch::spawn(core.clone(), options.database.clone())
         {
@@ -183,9 +185,28 @@ impl Core {
         Ok(core)
     }
 
-    /// Keeps the managed server's supervisor so [`Core::shutdown`] stops it.
+    /// Keeps the managed server's supervisor so [`Core::shutdown`] stops it, and records the
+    /// server for the gates (see [`crosscheck_review::app_server`]): they review through it
+    /// while it runs.
     pub(crate) async fn keep_supervisor(&self, supervisor: Supervisor) {
+        if let Err(e) = crosscheck_review::app_server::record(self.data_dir(), &supervisor.config())
+        {
+            tracing::warn!(
+                "cannot record the managed OpenCode server for the gates in {}: {e}",
+                crosscheck_review::app_server::path(self.data_dir()).display()
+            );
+        }
         *self.inner.supervisor.lock().await = Some(supervisor);
+    }
+
+    /// Stops the managed server, if one runs, and removes its record for the gates.
+    async fn stop_supervisor(&self) {
+        if let Some(sup) = self.inner.supervisor.lock().await.take() {
+            if let Err(e) = crosscheck_review::app_server::forget(self.data_dir()) {
+                tracing::warn!("cannot remove the managed OpenCode server's record: {e}");
+            }
+            sup.stop().await;
+        }
     }
 
     /// Stops background work and the managed server, if any.
@@ -198,9 +219,7 @@ impl Core {
         }
         self.inner.flows.cancel_all();
         self.inner.loops.cancel_all();
-        if let Some(sup) = self.inner.supervisor.lock().await.take() {
-            sup.stop().await;
-        }
+        self.stop_supervisor().await;
     }
 
     /// Starts over with `target` (or the current one when `None`): stops following the
@@ -218,9 +237,7 @@ impl Core {
             task.abort();
             let _ = task.await;
         }
-        if let Some(sup) = self.inner.supervisor.lock().await.take() {
-            sup.stop().await;
-        }
+        self.stop_supervisor().await;
         self.set_client(None);
         self.set_connection(Connection::Connecting { url: None });
         let mut sync = lock(&self.inner.sync);

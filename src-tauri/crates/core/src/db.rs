@@ -13,6 +13,9 @@ use crate::settings::{Settings, Tab};
 /// The open database. Calls are short and run on the caller's thread.
 pub struct Db {
     conn: Mutex<Connection>,
+    /// When this process opened the file (ms since the epoch): a transfer claim still pending
+    /// from before then was left by a process that is gone.
+    opened_at: i64,
 }
 
 /// Saved tabs and the active one.
@@ -47,11 +50,17 @@ impl Db {
         )?;
         crate::findings::create_tables(&conn)?;
         crate::model::loop_record::create_table(&conn)?;
-        conn.execute_batch(crate::transfer_log::SCHEMA)?;
+        crate::transfer_log::create_table(&conn)?;
         conn.execute_batch(crate::review_pin::SCHEMA)?;
         Ok(Self {
             conn: Mutex::new(conn),
+            opened_at: crate::flows::now_ms(),
         })
+    }
+
+    /// When this process opened the database (ms since the epoch).
+    pub(crate) fn opened_at(&self) -> i64 {
+        self.opened_at
     }
 
     /// Runs `f` on the connection (held for the call).

@@ -7,7 +7,6 @@
 //! is one round.
 
 use crosscheck_review::findings::{FindingStatus, FindingsReply, Severity, parse_answers};
-use crosscheck_review::verdict::Verdict;
 use rusqlite::{OptionalExtension, params};
 
 use crate::db::Db;
@@ -97,10 +96,7 @@ pub fn record_review(
             params![review_session, round, message_id, original_session, verdict, unparsed, fingerprint, at],
         )?;
         if let FindingsReply::Parsed {
-            verdict,
-            findings,
-            statuses,
-            ..
+            findings, statuses, ..
         } = reply
         {
             let mut seq = next_seq(&tx, review_session)?;
@@ -141,21 +137,16 @@ pub fn record_review(
                     seq += 1;
                 }
             }
-            if *verdict == Verdict::Clean {
-                // Nothing is open: earlier findings the reply did not name are closed by it.
-                let open = open_ids(&tx, review_session)?;
-                for id in open {
-                    put_status(&tx, review_session, &id, round, RoundSide::Reviewer, FindingStatus::Fixed, None, false, message_id, seq)?;
-                    seq += 1;
-                }
-            }
+            // A CLEAN closes nothing by itself: a finding is fixed or withdrawn only when the
+            // reviewer says so by id, and one it does not name stays as it was.
         }
         tx.commit()?;
         Ok(Recorded { round, new: true })
     })
 }
 
-/// Records the implementer's answers by id to the link's newest round; `code_changed` false
+/// Records the implementer's answers by id to the link's newest round (its FIXED as
+/// [`FindingStatus::ClaimedFixed`] until the reviewer confirms it); `code_changed` false
 /// marks every FIXED claim "claimed fixed, code unchanged". Answers the ids so marked; nothing
 /// when this message was recorded before.
 pub fn record_answers(
@@ -194,11 +185,16 @@ pub fn record_answers(
             if !known || a.status == FindingStatus::Withdrawn {
                 continue;
             }
-            let claimed = a.status == FindingStatus::Fixed && !code_changed;
+            // The implementer's FIXED is a claim: fixed is the reviewer's word, by id.
+            let status = match a.status {
+                FindingStatus::Fixed => FindingStatus::ClaimedFixed,
+                other => other,
+            };
+            let claimed = status == FindingStatus::ClaimedFixed && !code_changed;
             if claimed {
                 unchanged.push(a.id.clone());
             }
-            put_status(&tx, review_session, &a.id, round, RoundSide::Implementer, a.status, a.reason.as_deref(), claimed, message_id, seq)?;
+            put_status(&tx, review_session, &a.id, round, RoundSide::Implementer, status, a.reason.as_deref(), claimed, message_id, seq)?;
             seq += 1;
         }
         tx.commit()?;
@@ -236,26 +232,6 @@ fn next_seq(tx: &rusqlite::Transaction<'_>, review_session: &str) -> rusqlite::R
         [review_session],
         |r| r.get(0),
     )
-}
-
-/// Ids whose newest status is open or disputed.
-fn open_ids(tx: &rusqlite::Transaction<'_>, review_session: &str) -> rusqlite::Result<Vec<String>> {
-    let mut stmt = tx.prepare(
-        "SELECT s.id, s.status FROM loop_finding_status s
-         WHERE s.review_session = ?1 AND s.seq = (SELECT MAX(seq) FROM loop_finding_status t
-           WHERE t.review_session = s.review_session AND t.id = s.id)",
-    )?;
-    let rows = stmt.query_map([review_session], |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-    })?;
-    let mut out = Vec::new();
-    for row in rows {
-        let (id, status) = row?;
-        if status_of(&status).is_open() {
-            out.push(id);
-        }
-    }
-    Ok(out)
 }
 
 /// Everything tracked for the link of `review_session`.
@@ -422,6 +398,27 @@ mod tests {
         assert_eq!(v.findings[0].history.len(), 3);
         // Another link sees none of it.
         assert!(view(&db, "ses_x").expect("view").findings.is_empty());
+    }
+
+    #[test]
+    fn a_bare_fixed_is_a_claim_and_clean_leaves_unmentioned_findings_as_they_were() {
+        let (_dir, db) = db();
+        let r1 = parse_findings(
+            "FINDINGS\n- [F1] major src/lib.rs:3 — panics\n- [F2] nit — doc comment\nVERDICT: FLAGS (2)",
+        );
+        record_review(&db, "ses_r", None, "msg_1", &r1, None, 1).expect("record");
+        record_answers(&db, "ses_r", "msg_a", "- [F1] FIXED", true).expect("answers");
+        let v = view(&db, "ses_r").expect("view");
+        // The implementer's word is a claim until the reviewer confirms it.
+        assert_eq!(v.findings[0].status.as_str(), "claimedFixed");
+        let r2 = parse_findings("FINDINGS\n- [F1] FIXED\nVERDICT: CLEAN");
+        record_review(&db, "ses_r", None, "msg_2", &r2, None, 2).expect("r2");
+        let v = view(&db, "ses_r").expect("view");
+        assert_eq!(v.findings[0].status, FindingStatus::Fixed);
+        // The nit was never mentioned: still open, with no reviewer entry of round 2.
+        assert_eq!(v.findings[1].status, FindingStatus::Open);
+        assert!(v.findings[1].history.iter().all(|h| h.round == 1));
+        assert_eq!(v.open().count(), 1);
     }
 
     #[test]

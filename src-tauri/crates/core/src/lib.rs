@@ -26,6 +26,7 @@ pub mod settings;
 pub mod store;
 mod sync;
 pub mod transfer_log;
+mod turn;
 
 pub use api::Api;
 pub use api_types::{ApiError, Change, Stamped};

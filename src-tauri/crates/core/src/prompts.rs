@@ -85,6 +85,8 @@ Rules:
 - One line per finding: an id in brackets, a severity (blocker, major, minor or nit), an optional location (path or path:line), an em dash, a one-line title. Put any detail on indented lines below it.
 - Number new findings after the highest id used so far in this conversation; never reuse an id.
 - On later rounds, report every earlier finding that was still open by its id: `- [F1] FIXED`, `- [F1] OPEN — why it is still open`, or `- [F1] WITHDRAWN — why it was wrong`.
+- A finding is closed only by its id: a CLEAN that does not name an earlier open finding FIXED or WITHDRAWN leaves it open.
+- The block is yours: lines you quote with `>`, and a block in a code fence beside text of your own, are not read as your findings or verdict.
 - The last line is `VERDICT: CLEAN` when nothing is open, else `VERDICT: FLAGS (n)` with n the number of open findings.",
     ),
     (

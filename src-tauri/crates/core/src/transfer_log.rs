@@ -2,6 +2,11 @@
 //! survives reloads and is the same in every window and process. A send claims its row before
 //! it goes out (one transaction checks for an earlier send and claims), so two clicks at the same
 //! moment, here or in another process, send once unless the user asked to send again.
+//!
+//! A claim is *pending* until the server accepted the prompt; only then is it *sent*. A claim
+//! still pending from before this process opened the database was left by a process that died
+//! mid-send: it is checked against the target's messages (the prompt's id is ours) and marked
+//! sent when it arrived, dropped when it did not.
 
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
@@ -43,15 +48,49 @@ fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TransferRecord> {
         target_session_id: r.get(3)?,
         direction: direction_of(&r.get::<_, String>(4)?),
         sent_at: r.get(5)?,
+        pending: r.get(6)?,
     })
 }
 
-const COLUMNS: &str =
-    "sent_message_id, source_session_id, source_message_id, target_session_id, direction, sent_at";
+const COLUMNS: &str = "sent_message_id, source_session_id, source_message_id, target_session_id, direction, sent_at, pending";
+
+/// Creates the table, and adds the `pending` column to a table made before it existed.
+pub(crate) fn create_table(conn: &rusqlite::Connection) -> Result<()> {
+    conn.execute_batch(SCHEMA)?;
+    let has_pending = conn
+        .prepare("SELECT 1 FROM pragma_table_info('app_transfers') WHERE name = 'pending'")?
+        .exists([])?;
+    if !has_pending {
+        conn.execute_batch(
+            "ALTER TABLE app_transfers ADD COLUMN pending INTEGER NOT NULL DEFAULT 0",
+        )?;
+    }
+    Ok(())
+}
+
+/// Writes `record` whole (replacing a row with the same sent id).
+fn insert(c: &rusqlite::Connection, record: &TransferRecord) -> Result<()> {
+    c.execute(
+        &format!(
+            "INSERT OR REPLACE INTO app_transfers ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+        ),
+        params![
+            record.sent_message_id,
+            record.source_session_id,
+            record.source_message_id,
+            record.target_session_id,
+            direction_str(record.direction),
+            record.sent_at,
+            record.pending
+        ],
+    )?;
+    Ok(())
+}
 
 impl Db {
-    /// Records `record` as sent, unless the same message was sent before and `resend` is false:
-    /// then nothing is written and the latest earlier send is returned as the error.
+    /// Records `record` (pending until [`Db::accept_transfer`]), unless the same message was
+    /// sent (or is being sent) before and `resend` is false: then nothing is written and the
+    /// latest earlier send is returned as the error.
     pub(crate) fn claim_transfer(&self, record: &TransferRecord, resend: bool) -> Result<()> {
         self.with(|c| {
             let tx = rusqlite::Transaction::new_unchecked(c, TransactionBehavior::Immediate)?;
@@ -72,19 +111,35 @@ impl Db {
                     });
                 }
             }
-            tx.execute(
-                &format!("INSERT INTO app_transfers ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"),
-                params![
-                    record.sent_message_id,
-                    record.source_session_id,
-                    record.source_message_id,
-                    record.target_session_id,
-                    direction_str(record.direction),
-                    record.sent_at
-                ],
-            )?;
+            insert(&tx, record)?;
             tx.commit()?;
             Ok(())
+        })
+    }
+
+    /// Marks a claim sent (the server accepted it). Written whole, so a claim another process
+    /// took back meanwhile (it found the prompt not there yet) is recorded again.
+    pub(crate) fn accept_transfer(&self, record: &TransferRecord) -> Result<()> {
+        let sent = TransferRecord {
+            pending: false,
+            ..record.clone()
+        };
+        self.with(|c| insert(c, &sent))
+    }
+
+    /// Claims still pending from before this process opened the database; with `source`, only
+    /// those of that (session, message).
+    pub(crate) fn stale_claims(&self, source: Option<(&str, &str)>) -> Result<Vec<TransferRecord>> {
+        let before = self.opened_at();
+        self.with(|c| {
+            let mut stmt = c.prepare(&format!(
+                "SELECT {COLUMNS} FROM app_transfers WHERE pending = 1 AND sent_at < ?1
+                 AND (?2 IS NULL OR (source_session_id = ?2 AND source_message_id = ?3))
+                 ORDER BY sent_at"
+            ))?;
+            let (session, message) = source.unzip();
+            let rows = stmt.query_map(params![before, session, message], read_row)?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
         })
     }
 
@@ -123,6 +178,7 @@ mod tests {
             direction: TransferDirection::ToImplementer,
             sent_message_id: sent.into(),
             sent_at: at,
+            pending: false,
         }
     }
 
@@ -162,5 +218,71 @@ mod tests {
         db.claim_transfer(&record("msg_5", "msg_b", 50), false)
             .expect("a dropped claim does not count");
         assert!(db.transfers_from("ses_o").expect("list").is_empty());
+    }
+
+    #[test]
+    fn a_claim_stays_pending_until_accepted_and_only_an_older_process_claim_is_stale() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("c.db");
+        let db = Db::open(&path).expect("open");
+        let before = db.opened_at() - 1_000;
+        let pending = |sent: &str, at: i64| TransferRecord {
+            pending: true,
+            ..record(sent, "msg_a", at)
+        };
+        db.claim_transfer(&pending("msg_old", before), false)
+            .expect("a claim of a process that is gone");
+        assert!(db.transfers_from("ses_r").expect("list")[0].pending);
+        match db.claim_transfer(&pending("msg_now", db.opened_at() + 1), false) {
+            Err(Error::AlreadyTransferred { .. }) => {}
+            other => panic!("a pending claim still counts as sent until settled: {other:?}"),
+        }
+        let stale = db.stale_claims(Some(("ses_r", "msg_a"))).expect("stale");
+        assert_eq!(stale.len(), 1);
+        assert!(
+            db.stale_claims(Some(("ses_r", "msg_b")))
+                .expect("stale")
+                .is_empty()
+        );
+        db.accept_transfer(&stale[0]).expect("accept");
+        let listed = db.transfers_from("ses_r").expect("list");
+        assert_eq!(listed.len(), 1);
+        assert!(!listed[0].pending, "accepted: sent");
+        assert!(db.stale_claims(None).expect("stale").is_empty());
+        // A claim this process makes is never stale for it.
+        db.claim_transfer(
+            &TransferRecord {
+                pending: true,
+                ..record("msg_c", "msg_c", db.opened_at() + 5)
+            },
+            false,
+        )
+        .expect("claim");
+        assert!(db.stale_claims(None).expect("stale").is_empty());
+    }
+
+    #[test]
+    fn a_table_from_before_pending_existed_gets_the_column_and_keeps_its_marks() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("c.db");
+        {
+            let c = rusqlite::Connection::open(&path).expect("open");
+            c.execute_batch(SCHEMA).expect("old table");
+            c.execute(
+                "INSERT INTO app_transfers (sent_message_id, source_session_id, source_message_id, target_session_id, direction, sent_at)
+                 VALUES ('msg_1', 'ses_r', 'msg_a', 'ses_o', 'toImplementer', 10)",
+                [],
+            )
+            .expect("an old mark");
+        }
+        let db = Db::open(&path).expect("open migrates");
+        let marks = db.transfers_from("ses_r").expect("list");
+        assert_eq!(
+            marks,
+            vec![record("msg_1", "msg_a", 10)],
+            "an old mark is sent"
+        );
+        drop(db);
+        Db::open(&path).expect("opens again");
     }
 }

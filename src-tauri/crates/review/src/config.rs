@@ -441,15 +441,44 @@ impl Config {
             return;
         };
         let current = crate::rank::rank_of(&self.ranks, &self.floor_model);
-        match (crate::rank::rank_of(&self.ranks, model), current) {
-            (Some(new), Some(old)) if new >= old => self.floor_model = model.to_owned(),
-            (Some(_), None) => self.floor_model = model.to_owned(),
-            _ => self.warnings.push(format!(
+        let raises = match (crate::rank::rank_of(&self.ranks, model), current) {
+            (Some(new), Some(old)) => new >= old,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        if !raises {
+            self.warnings.push(format!(
                 "{shown}: `floorModel` `{model}` does not rank above your floor `{}`; a project \
                  file may only raise the floor; ignored",
                 self.floor_model
-            )),
+            ));
+        } else if !self.can_serve(model) {
+            self.warnings.push(format!(
+                "{shown}: `floorModel` `{model}` is not a model your route is known to serve \
+                 (not one Crosscheck knows by name, nor one your own review.json names); \
+                 ignored, and your floor `{}` reviews",
+                self.floor_model
+            ));
+        } else {
+            self.floor_model = model.to_owned();
         }
+    }
+
+    /// Whether a repository may name `model` as its floor: the user's route can serve it.
+    /// That is a model Crosscheck knows by name ([`crate::rank::KNOWN_MODELS`]), or one the
+    /// user's own file names exactly: its `floorModel`, a `ranks` pattern without `*`, or a
+    /// route's `pattern` without `*` or its `model`. A rank glob alone is not enough. (The
+    /// OpenCode route checks the server's own model list as well; see [`crate::route`].)
+    pub fn can_serve(&self, model: &str) -> bool {
+        let id = normalize_model_id(model);
+        let exact = |pattern: &str| !pattern.contains('*') && normalize_model_id(pattern) == id;
+        crate::rank::KNOWN_MODELS.contains(&id.as_str())
+            || exact(&self.user_floor_model)
+            || self.ranks.iter().any(|r| exact(&r.pattern))
+            || self
+                .routes
+                .iter()
+                .any(|r| exact(&r.pattern) || r.model.as_deref().is_some_and(&exact))
     }
 
     fn apply_project_file(&mut self, path: &Path) {

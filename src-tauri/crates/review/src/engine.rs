@@ -288,7 +288,8 @@ impl Engine {
     }
 
     /// Runs the review for a claimed key, records it and decides. The OpenCode route (see
-    /// [`crate::route`]) uses the server the config or `CROSSCHECK_OPENCODE_URL` names.
+    /// [`crate::route`]) uses the server the config or `CROSSCHECK_OPENCODE_URL` names, else
+    /// the app's own managed server while it runs ([`crate::app_server`]).
     pub async fn run(&self, ticket: Ticket) -> Result<ReviewDecision> {
         self.run_via(ticket, None).await
     }
@@ -591,7 +592,11 @@ impl Engine {
                         };
                     }
                 },
-                None => None,
+                // The app's own managed server, while it runs (see `crate::app_server`).
+                None => match self.ledger.path().parent() {
+                    Some(data_dir) => crate::app_server::client(data_dir).await,
+                    None => None,
+                },
             },
         };
         match client {
@@ -855,7 +860,7 @@ fn claim_info<'a>(request: &'a ReviewRequest, key: &'a str) -> ClaimInfo<'a> {
 
 /// Whether `base_url` names a server on this machine: `localhost` or a loopback address
 /// (an IPv4 address written the IPv6 way counts as itself).
-fn is_on_this_machine(base_url: &str) -> bool {
+pub(crate) fn is_on_this_machine(base_url: &str) -> bool {
     reqwest::Url::parse(base_url)
         .ok()
         .and_then(|u| u.host_str().map(str::to_owned))

@@ -14,11 +14,14 @@
 //! the separator before the title is an em dash, an en dash, ` - `, `--` or `:`. A reply that
 //! does not parse is [`FindingsReply::Unparsed`], never clean: no verdict, two verdicts, a
 //! verdict that says CLEAN while a finding is open, a FLAGS verdict with nothing open, or an id
-//! used twice.
+//! used twice. Only the reviewer's own lines are read: never a quoted one, and a fenced block
+//! only when the whole of it is in one fence (see [`crate::reply`]).
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::reply::{Origin, Reply, ReplyLine};
+use crate::text::plain;
 use crate::verdict::{Verdict, parse_verdict};
 
 /// How much a finding matters, most severe first.
@@ -71,8 +74,10 @@ impl Severity {
 pub enum FindingStatus {
     /// Still to be addressed.
     Open,
-    /// Addressed.
+    /// Addressed: the reviewer said so by id.
     Fixed,
+    /// The implementer says it is fixed; the reviewer has not confirmed it yet.
+    ClaimedFixed,
     /// Taken back by the reviewer.
     Withdrawn,
     /// The implementer disagrees (with a reason).
@@ -85,6 +90,7 @@ impl FindingStatus {
         match self {
             Self::Open => "open",
             Self::Fixed => "fixed",
+            Self::ClaimedFixed => "claimedFixed",
             Self::Withdrawn => "withdrawn",
             Self::Disputed => "disputed",
         }
@@ -95,15 +101,22 @@ impl FindingStatus {
         Some(match word.to_ascii_lowercase().as_str() {
             "open" | "reopened" | "unfixed" => Self::Open,
             "fixed" | "resolved" | "done" => Self::Fixed,
+            "claimedfixed" => Self::ClaimedFixed,
             "withdrawn" | "withdraw" | "retracted" => Self::Withdrawn,
             "disputed" | "dispute" | "wontfix" => Self::Disputed,
             _ => return None,
         })
     }
 
-    /// Whether the finding still needs work.
+    /// Whether the finding still needs work (a claimed fix is not counted: it waits for the
+    /// reviewer, see [`Self::is_settled`]).
     pub fn is_open(self) -> bool {
         matches!(self, Self::Open | Self::Disputed)
+    }
+
+    /// Whether the reviewer has closed the finding (fixed or withdrawn).
+    pub fn is_settled(self) -> bool {
+        matches!(self, Self::Fixed | Self::Withdrawn)
     }
 }
 
@@ -175,18 +188,19 @@ enum Line {
     Status(StatusLine),
 }
 
-/// Removes markdown emphasis and code marks but keeps single underscores inside words
-/// (`src/my_file.rs`).
+/// Removes markdown emphasis and code marks, keeping every word as written (`__init__`,
+/// `src/my_file.rs`, `a * b`): see [`crate::text::plain`].
 fn undecorate(line: &str) -> String {
-    let no_marks: String = line.chars().filter(|c| !matches!(c, '*' | '`')).collect();
-    no_marks.replace("__", "").trim().to_owned()
+    plain(line)
 }
 
-/// Strips a list marker: `-`, `+`, `•`, `1.`, `1)`, and quote marks.
+/// Strips a list marker (`-`, `+`, `*`, `•`, `1.`, `1)`) and leading underscores of emphasis
+/// (`__[F1] major__`). Quote marks are not stripped: a quoted line is never read as an entry
+/// (see [`crate::reply`]).
 fn strip_bullet(line: &str) -> &str {
-    let mut rest = line.trim_start_matches(['>', ' ', '\t']);
-    if let Some(r) = rest.strip_prefix(['-', '+', '•', '·']) {
-        return r.trim_start();
+    let mut rest = line.trim_start_matches([' ', '\t']);
+    if let Some(r) = rest.strip_prefix(['-', '+', '*', '•', '·']) {
+        return r.trim_start().trim_start_matches('_');
     }
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
     if digits > 0
@@ -194,7 +208,7 @@ fn strip_bullet(line: &str) -> &str {
     {
         rest = r.trim_start();
     }
-    rest
+    rest.trim_start_matches('_')
 }
 
 /// The id at the start of `text`: `[F1]`, `(F1)`, `F1:` or `F1` followed by a space; answers
@@ -241,12 +255,12 @@ fn split_separator(text: &str) -> (&str, Option<&str>) {
 
 /// The first word of `text` (letters and spaces for `still open`) and the rest.
 fn first_word(text: &str) -> (&str, &str) {
-    let trimmed = text.trim_start_matches(['[', '(']);
+    let trimmed = text.trim_start_matches(['[', '(', '_']);
     let end = trimmed
         .find(|c: char| !c.is_ascii_alphabetic())
         .unwrap_or(trimmed.len());
     let word = &trimmed[..end];
-    let rest = trimmed[end..].trim_start_matches([']', ')', ':', ',']);
+    let rest = trimmed[end..].trim_start_matches([']', ')', ':', ',', '_']);
     (word, rest.trim_start())
 }
 
@@ -306,34 +320,69 @@ fn is_findings_header(line: &str) -> bool {
     let line = undecorate(line);
     let line = line
         .trim_start_matches(['#', ' '])
+        .trim_matches('_')
         .trim_end_matches(':')
         .trim();
     line.eq_ignore_ascii_case("findings")
 }
 
 /// Parses a reviewer's reply.
+///
+/// Only the reviewer's own lines count ([`crate::reply`]): a quoted line is never read, and a
+/// fenced verdict only when the whole findings block (header to verdict) is in that fence
+/// with nothing of the reviewer's own after it and no finding or status line outside it.
 pub fn parse_findings(text: &str) -> FindingsReply {
     let unparsed = |reason: &str| FindingsReply::Unparsed {
         reason: reason.to_owned(),
     };
-    let lines: Vec<&str> = text.lines().collect();
-    let verdicts: Vec<(usize, Verdict)> = lines
-        .iter()
-        .enumerate()
-        .filter_map(|(i, l)| parse_verdict(l).map(|v| (i, v)))
+    let reply = Reply::parse(text);
+    let is_verdict = |l: &str| parse_verdict(l).is_some();
+    let own_verdicts: Vec<(usize, Verdict)> = reply
+        .own()
+        .filter_map(|(i, l)| parse_verdict(&l.text).map(|v| (i, v)))
         .collect();
-    let Some(&(verdict_at, verdict)) = verdicts.last() else {
-        return unparsed("the reply has no VERDICT line");
-    };
-    if verdicts.len() > 1 {
-        return unparsed("the reply has more than one VERDICT line");
-    }
+    // The lines the block is read from: the reviewer's own, or the one fence holding it all.
+    let (lines, verdict_at, verdict, in_fence): (Vec<(usize, &ReplyLine)>, usize, Verdict, _) =
+        match own_verdicts.as_slice() {
+            [] => {
+                let fence = reply.fenced_block(
+                    is_verdict,
+                    |l| read_line(l).is_some(),
+                    Some(&is_findings_header),
+                );
+                let Some(fence) = fence else {
+                    let elsewhere = reply.lines.iter().any(|l| is_verdict(&l.text));
+                    return unparsed(if elsewhere {
+                        "the reply has no VERDICT line of the reviewer's own (a quoted verdict, or a fenced one beside text of its own, is not the reviewer's)"
+                    } else {
+                        "the reply has no VERDICT line"
+                    });
+                };
+                let lines: Vec<(usize, &ReplyLine)> = reply.in_fence(fence).collect();
+                let Some(&(at, last)) = lines.iter().rev().find(|(_, l)| is_verdict(&l.text))
+                else {
+                    return unparsed("the reply has no VERDICT line");
+                };
+                let Some(v) = parse_verdict(&last.text) else {
+                    return unparsed("the reply has no VERDICT line");
+                };
+                (lines, at, v, Some(fence))
+            }
+            [(at, v)] => (reply.lines.iter().enumerate().collect(), *at, *v, None),
+            _ => return unparsed("the reply has more than one VERDICT line"),
+        };
     // The block starts after the last FINDINGS header before the verdict, else anywhere.
-    let start = lines[..verdict_at]
+    let before: Vec<(usize, &ReplyLine)> =
+        lines.into_iter().filter(|(i, _)| *i < verdict_at).collect();
+    let is_body = |l: &ReplyLine| match in_fence {
+        Some(f) => l.origin == Origin::Fenced(f),
+        None => l.origin == Origin::Own,
+    };
+    let start = before
         .iter()
-        .rposition(|l| is_findings_header(l))
+        .rposition(|(_, l)| is_body(l) && is_findings_header(&l.text))
         .map_or(0, |i| i + 1);
-    let (entries, warnings) = read_block(&lines[start..verdict_at]);
+    let (entries, warnings) = read_block(&before[start..], is_body);
     let mut findings = Vec::new();
     let mut statuses = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -386,9 +435,13 @@ pub fn parse_findings(text: &str) -> FindingsReply {
     }
 }
 
-/// Reads the finding and status lines of a block; other non-empty lines after a new finding
-/// are its detail.
-fn read_block(lines: &[&str]) -> (Vec<Line>, Vec<String>) {
+/// Reads the finding and status lines of a block from the lines `is_body` accepts; other
+/// non-empty lines after a new finding are its detail (a fenced line only as detail, a quoted
+/// one never).
+fn read_block(
+    lines: &[(usize, &ReplyLine)],
+    is_body: impl Fn(&ReplyLine) -> bool,
+) -> (Vec<Line>, Vec<String>) {
     let mut entries: Vec<Line> = Vec::new();
     let mut warnings = Vec::new();
     let mut detail: Vec<String> = Vec::new();
@@ -400,19 +453,28 @@ fn read_block(lines: &[&str]) -> (Vec<Line>, Vec<String>) {
         }
         detail.clear();
     };
-    for raw in lines {
-        match read_line(raw) {
-            Some(line) => {
+    for (_, line) in lines {
+        if line.origin == Origin::Quoted {
+            continue;
+        }
+        let body = is_body(line);
+        match body.then(|| read_line(&line.text)).flatten() {
+            Some(entry) => {
                 flush(&mut entries, &mut detail);
-                if let Line::New(_, Some(w)) = &line {
+                if let Line::New(_, Some(w)) = &entry {
                     warnings.push(w.clone());
                 }
-                entries.push(line);
+                entries.push(entry);
             }
             None => {
-                let text = undecorate(raw);
+                let text = if body {
+                    undecorate(&line.text)
+                } else {
+                    line.text.trim().to_owned()
+                };
                 let text = text.trim();
-                if !text.is_empty() && matches!(entries.last(), Some(Line::New(..))) {
+                let mark = matches!(line.origin, Origin::FenceMark(_));
+                if !text.is_empty() && !mark && matches!(entries.last(), Some(Line::New(..))) {
                     detail.push(strip_bullet(text).to_owned());
                 }
             }
@@ -423,11 +485,15 @@ fn read_block(lines: &[&str]) -> (Vec<Line>, Vec<String>) {
 }
 
 /// Reads the implementer's answers by id (`- [F1] FIXED`, `- [F2] DISPUTED — reason`) from
-/// anywhere in its reply; a later line for the same id wins.
+/// anywhere in its reply but its quotes (a quoted review line is the reviewer's, not an
+/// answer); a later line for the same id wins.
 pub fn parse_answers(text: &str) -> Vec<StatusLine> {
     let mut out: Vec<StatusLine> = Vec::new();
-    for raw in text.lines() {
-        if let Some(Line::Status(s)) = read_line(raw) {
+    for line in Reply::parse(text).lines {
+        if line.origin == Origin::Quoted {
+            continue;
+        }
+        if let Some(Line::Status(s)) = read_line(&line.text) {
             out.retain(|o| o.id != s.id);
             out.push(s);
         }

@@ -21,6 +21,7 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod app_server;
 pub mod config;
 pub mod engine;
 pub mod error;
@@ -33,8 +34,10 @@ pub mod private;
 pub mod prompt;
 pub mod provider;
 pub mod rank;
+pub mod reply;
 pub mod route;
 pub mod settings;
+pub mod text;
 pub mod types;
 pub mod verdict;
 

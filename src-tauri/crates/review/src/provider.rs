@@ -93,10 +93,35 @@ pub struct CallSpec<'a> {
     pub timeout: Duration,
 }
 
-/// Builds the HTTP client used for reviewer calls.
+/// Most redirects followed within the provider's own origin.
+const MAX_REDIRECTS: usize = 5;
+
+/// Whether two URLs share an origin: scheme, host and port.
+fn same_origin(a: &reqwest::Url, b: &reqwest::Url) -> bool {
+    a.scheme() == b.scheme()
+        && a.host_str() == b.host_str()
+        && a.port_or_known_default() == b.port_or_known_default()
+}
+
+/// Builds the HTTP client used for reviewer calls. A redirect is followed only within the
+/// origin of the request (a few hops at most): a call carries the user's key and the text
+/// under review, and another origin gets neither. A redirect elsewhere ends the call with
+/// the redirect's status, which [`call`] reports in words.
 pub fn build_client() -> Result<reqwest::Client, CallFailure> {
+    let policy = reqwest::redirect::Policy::custom(|attempt| {
+        let stays = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| same_origin(first, attempt.url()));
+        if !stays || attempt.previous().len() > MAX_REDIRECTS {
+            attempt.stop()
+        } else {
+            attempt.follow()
+        }
+    });
     reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
+        .redirect(policy)
         .build()
         .map_err(|e| CallFailure::Transport(format!("HTTP client: {e}")))
 }
@@ -200,6 +225,7 @@ async fn send(client: &reqwest::Client, spec: &CallSpec<'_>) -> Result<String, C
         .await
         .map_err(|e| CallFailure::Transport(error_chain(&e)))?;
     let status = response.status();
+    let headers = response.headers().clone();
     let mut bytes = Vec::new();
     loop {
         match response.chunk().await {
@@ -217,6 +243,19 @@ async fn send(client: &reqwest::Client, spec: &CallSpec<'_>) -> Result<String, C
     }
     match status.as_u16() {
         200..=299 => {}
+        300..=399 => {
+            let to = response_location(&headers).unwrap_or_else(|| "no Location".to_owned());
+            return Err(CallFailure::Said {
+                code: "http_error",
+                message: format!(
+                    "the reviewer's provider answered HTTP {status} with a redirect to {to}, \
+                     which was not followed: a reviewer call follows redirects only within the \
+                     provider's own origin, never to another origin (it would carry your key and \
+                     the text under review there), so nothing was sent there; if you trust that \
+                     address, make it the provider's base URL"
+                ),
+            });
+        }
         401 | 403 => {
             return Err(CallFailure::Auth(format!(
                 "HTTP {status}: {}",
@@ -241,6 +280,14 @@ async fn send(client: &reqwest::Client, spec: &CallSpec<'_>) -> Result<String, C
         return Err(CallFailure::BadReply("empty reply text".into()));
     }
     Ok(text)
+}
+
+/// Where a redirect points: its `Location` without a query (a query could carry a token),
+/// cut to a readable length.
+fn response_location(headers: &reqwest::header::HeaderMap) -> Option<String> {
+    let raw = headers.get(reqwest::header::LOCATION)?.to_str().ok()?;
+    let shown = raw.split(['?', '#']).next().unwrap_or_default();
+    Some(shown.chars().take(200).collect())
 }
 
 fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {

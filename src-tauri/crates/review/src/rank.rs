@@ -52,6 +52,40 @@ pub fn default_ranks() -> Vec<RankRule> {
     ]
 }
 
+/// Vendor models Crosscheck knows by name (normalised ids, see [`normalize_model_id`]): the
+/// models a repository may name as its floor without the user naming them (see
+/// [`crate::config::Config::can_serve`]). A rank glob such as `claude-opus-*` is no list of
+/// models: `claude-opus-99-bogus` matches it, and no provider serves it.
+pub const KNOWN_MODELS: &[&str] = &[
+    "claude-opus-4-5",
+    "claude-opus-4-1",
+    "claude-opus-4",
+    "claude-opus-4-0",
+    "claude-sonnet-4-5",
+    "claude-sonnet-4",
+    "claude-sonnet-4-0",
+    "claude-haiku-4-5",
+    "claude-3-7-sonnet",
+    "claude-3-5-sonnet",
+    "claude-3-5-haiku",
+    "claude-3-opus",
+    "claude-3-haiku",
+    "gpt-5",
+    "gpt-5-1",
+    "gpt-5-pro",
+    "gpt-5-mini",
+    "gpt-5-nano",
+    "gpt-5-codex",
+    "gpt-5-1-codex",
+    "o3",
+    "o3-pro",
+    "o4-mini",
+    "gpt-4-1",
+    "gpt-4o",
+    "gemini-2-5-pro",
+    "gemini-2-5-flash",
+];
+
 /// `*`-glob match (no other metacharacters).
 pub fn glob_match(pattern: &str, text: &str) -> bool {
     let (p, t) = (pattern.as_bytes(), text.as_bytes());

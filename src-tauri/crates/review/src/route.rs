@@ -4,7 +4,8 @@
 //! `direct` uses only the direct providers; `opencode` only OpenCode; `auto` (the default)
 //! uses a direct provider when the reviewer has a usable one (a key, or a server of the user's
 //! own) and OpenCode otherwise. The app passes the server it is connected to; the gate uses
-//! `opencode.url` or `CROSSCHECK_OPENCODE_URL`. The floor rule holds on both routes.
+//! `opencode.url` or `CROSSCHECK_OPENCODE_URL`, else the app's own managed server while it runs
+//! ([`crate::app_server`]). The floor rule holds on both routes.
 
 use crate::config::{Config, ResolvedProvider, ReviewerRoute};
 use crate::opencode_route::{OpencodeTarget, catalog, find_model, model_label};
@@ -50,7 +51,7 @@ impl Plan {
 }
 
 /// The sentence when the OpenCode route is chosen and no server is known.
-pub const NO_OPENCODE_SERVER: &str = "no OpenCode server for the cold review: connect Crosscheck to one, or set CROSSCHECK_OPENCODE_URL for the gate";
+pub const NO_OPENCODE_SERVER: &str = "no OpenCode server for the cold review: start Crosscheck (the gates use its own server while it runs), or set CROSSCHECK_OPENCODE_URL for the gate";
 
 /// The rule's reviewer and the floors after it, once each.
 pub fn candidates(author: Option<&str>, config: &Config) -> Vec<ReviewerChoice> {

@@ -1,5 +1,7 @@
 //! Parsing the reviewer's reply: the verdict line and the FAIL lines.
 
+use crate::reply::{Origin, Reply, ReplyLine};
+use crate::text::{fold_for_marks, plain};
 use crate::types::ReviewKind;
 
 /// The verdict a well-formed reply ends with.
@@ -42,7 +44,8 @@ pub enum ParsedReply {
     },
 }
 
-/// A line without markdown emphasis and code marks (`*`, `_`, `` ` ``), trimmed.
+/// A line without markdown emphasis and code marks (`*`, `_`, `` ` ``), trimmed: for finding
+/// verdict and status words only, never for showing (it turns `__init__` into `init`).
 pub(crate) fn strip_decoration(line: &str) -> String {
     line.chars()
         .filter(|c| !matches!(c, '*' | '_' | '`'))
@@ -52,9 +55,10 @@ pub(crate) fn strip_decoration(line: &str) -> String {
 }
 
 /// The verdict a line states (`VERDICT: CLEAN`, `VERDICT: FLAGS (n)`, any case and decoration).
+/// A quoted line (`> VERDICT: CLEAN`) states none.
 pub(crate) fn parse_verdict(line: &str) -> Option<Verdict> {
-    let line = strip_decoration(line);
-    let line = line.trim_start_matches(['#', '>', '-', ' ']).trim();
+    let line = strip_decoration(&fold_for_marks(line));
+    let line = line.trim_start_matches(['#', '-', ' ']).trim();
     let rest = line
         .get(..8)
         .filter(|p| p.eq_ignore_ascii_case("verdict:"))
@@ -78,10 +82,49 @@ enum Mark {
     Fail,
 }
 
-/// Status marks: words (any case, whole words) and symbols.
+/// Marks that say a check failed (or was not met).
+const FAIL_SYMBOLS: &[char] = &[
+    '❌', '✗', '✘', '✖', '✕', '☒', '⨯', '🗙', '🗴', '🗶', '⛔', '🔴', '🚫', '❎', '👎',
+];
+/// Marks that say a check passed.
+const PASS_SYMBOLS: &[char] = &['✅', '✓', '✔', '🟢', '☑', '👍'];
+/// Words that say a check failed, in any case (and as reversed text reads them).
+const FAIL_WORDS: &[&str] = &[
+    "fail",
+    "fails",
+    "failed",
+    "failing",
+    "failure",
+    "failures",
+    "unmet",
+    "unsatisfied",
+    "violated",
+    "liaf",
+    "sliaf",
+    "deliaf",
+    "eruliaf",
+];
+/// Words that say a check passed.
+const PASS_WORDS: &[&str] = &["pass", "passed", "passes"];
+/// Words that are no mark by themselves, but a failure when negated ("NOT MET").
+const NEGATABLE_WORDS: &[&str] = &["met", "satisfied", "ok", "okay", "fulfilled"];
+
+/// Whether the words before byte `i` of `lower` negate what follows ("not", "no", "never",
+/// "n't").
+fn negated(lower: &str, i: usize) -> bool {
+    let before = lower[..i].trim_end();
+    before.ends_with("n't")
+        || ["not", "no", "never"].iter().any(|n| {
+            before.ends_with(n)
+                && before[..before.len() - n.len()]
+                    .chars()
+                    .next_back()
+                    .is_none_or(|c| !c.is_alphanumeric())
+        })
+}
+
+/// Status marks: words (any case, whole words) and symbols; the first one in `text` wins.
 fn mark_at(text: &str) -> Option<(usize, Mark)> {
-    const FAIL_SYMBOLS: &[char] = &['❌', '✗', '✘', '✖', '⛔', '🔴', '🚫', '❎'];
-    const PASS_SYMBOLS: &[char] = &['✅', '✓', '✔', '🟢', '☑'];
     let mut best: Option<(usize, Mark)> = None;
     let mut consider = |i: usize, m: Mark| {
         if best.is_none_or(|(j, _)| i < j) {
@@ -98,26 +141,65 @@ fn mark_at(text: &str) -> Option<(usize, Mark)> {
             break;
         }
     }
+    // The words are ASCII: ASCII lower-casing keeps every byte offset.
     let lower = text.to_ascii_lowercase();
-    for (word, mark) in [
-        ("fail", Mark::Fail),
-        ("failed", Mark::Fail),
-        ("fails", Mark::Fail),
-        ("failing", Mark::Fail),
-        ("pass", Mark::Pass),
-        ("passed", Mark::Pass),
-        ("passes", Mark::Pass),
+    for (words, mark) in [
+        (FAIL_WORDS, Some(Mark::Fail)),
+        (PASS_WORDS, Some(Mark::Pass)),
+        (NEGATABLE_WORDS, None),
     ] {
-        if let Some(i) = find_word(&lower, word) {
-            // "NOT PASS", "does not pass", "doesn't pass" are failures.
-            let before = lower[..i].trim_end();
-            let negated = ["not", "n't", "no", "never"]
-                .iter()
-                .any(|n| before.ends_with(n));
-            consider(i, if negated { Mark::Fail } else { mark });
+        for word in words {
+            if let Some(i) = find_word(&lower, word) {
+                // "NOT PASS", "does not pass", "not met" are failures.
+                match (negated(&lower, i), mark) {
+                    (true, _) => consider(i, Mark::Fail),
+                    (false, Some(m)) => consider(i, m),
+                    (false, None) => {}
+                }
+            }
         }
     }
     best
+}
+
+/// Whether a line says "failed" anywhere, not only as its first mark: a FAIL mark symbol, or
+/// a failure word in capitals ("P3 PASS — rollback: FAIL", "P3 NOT MET"); capitals, so that
+/// prose ("names fail-open or fail-closed") is not read as one. `FAIL-OPEN`, `FAIL-CLOSED`,
+/// `FAIL-SAFE` name a behaviour, not a result.
+fn negative_anywhere(text: &str) -> bool {
+    if text.chars().any(|c| FAIL_SYMBOLS.contains(&c)) {
+        return true;
+    }
+    let behaviour = [
+        "-OPEN", "-CLOSED", "-SAFE", "-SECURE", "-FAST", "-SOFT", "-HARD",
+    ];
+    let word = |w: &str| {
+        let mut from = 0;
+        while let Some(i) = find_word(&text[from..], w) {
+            let end = from + i + w.len();
+            if !behaviour.iter().any(|b| text[end..].starts_with(b)) {
+                return true;
+            }
+            from = end;
+        }
+        false
+    };
+    let upper = |w: &&str| word(&w.to_ascii_uppercase());
+    FAIL_WORDS.iter().any(upper)
+        || ["PASS", "PASSED", "MET", "SATISFIED", "OK", "FULFILLED"]
+            .iter()
+            .any(|w| {
+                let mut from = 0;
+                while let Some(i) = find_word(&text[from..], w) {
+                    let at = from + i;
+                    let before = text[..at].trim_end();
+                    if before.ends_with("NOT") || before.ends_with("N'T") {
+                        return true;
+                    }
+                    from = at + w.len();
+                }
+                false
+            })
 }
 
 /// Byte index of `word` as a whole word (not inside a longer run of letters or digits).
@@ -162,6 +244,22 @@ fn check_ids(line: &str) -> Vec<(usize, char, u8)> {
     out
 }
 
+/// Whether a line is a check line: it starts (after list marks, table bars, a heading's `#`
+/// and a word "Check") with a check id.
+fn starts_with_check(line: &str) -> bool {
+    let rest = line.trim_start_matches(['-', '+', '•', '·', '#', '|', '>', ' ', '\t']);
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let rest = match rest[digits..].strip_prefix(['.', ')']) {
+        Some(r) if digits > 0 => r.trim_start(),
+        _ => rest,
+    };
+    let rest = match rest.get(..5) {
+        Some(p) if p.eq_ignore_ascii_case("check") => rest[5..].trim_start_matches(['s', ' ', ':']),
+        _ => rest,
+    };
+    check_ids(rest).first().is_some_and(|(at, _, _)| *at == 0)
+}
+
 /// What the check lines of a reply say.
 #[derive(Debug, Default)]
 struct Checks {
@@ -169,6 +267,8 @@ struct Checks {
     passed: [bool; 9],
     /// A FAIL on the other checklist's id, or a FAIL mark on a line naming no check.
     stray_fails: u32,
+    /// Check lines that are no clear PASS or FAIL ("P3 — see above").
+    unclear: u32,
 }
 
 /// The checks a line marks, with their letter: the first status word or mark after each id
@@ -189,30 +289,88 @@ fn line_marks(line: &str) -> Vec<(char, u8, Mark)> {
     out
 }
 
-fn read_checks(lines: &[&str], prefix: char) -> Checks {
+/// The readings of a reply line for marks: its folded, undecorated text and, when the raw line
+/// held a right-to-left control (it may display reversed), that text reversed as well.
+fn readings(line: &ReplyLine) -> Vec<String> {
+    let text = strip_decoration(&fold_for_marks(&line.text));
+    if line.right_to_left {
+        let reversed = text.chars().rev().collect();
+        vec![text, reversed]
+    } else {
+        vec![text]
+    }
+}
+
+/// What one reading of a line says about `prefix`'s checks.
+#[derive(Debug, Default)]
+struct LineRead {
+    fail: Vec<u8>,
+    pass: Vec<u8>,
+    stray: bool,
+    unclear: bool,
+}
+
+fn read_line(text: &str, prefix: char) -> LineRead {
+    let mut out = LineRead::default();
+    let ids = check_ids(text);
+    let negative = negative_anywhere(text);
+    if ids.is_empty() {
+        // A line that names no check but carries a FAIL mark in capitals or a symbol
+        // ("FAIL — Increment 2 …", "| Scope | ❌ |") is a failure too; prose ("may fail")
+        // is not.
+        let first_fail = matches!(mark_at(text), Some((i, Mark::Fail))
+            if text[i..].starts_with("FAIL") || !text[i..].starts_with(|c: char| c.is_ascii_alphabetic()));
+        out.stray = negative || first_fail;
+        return out;
+    }
+    let marks = line_marks(text);
+    for &(letter, number, mark) in &marks {
+        match (letter == prefix, mark) {
+            (true, Mark::Fail) => out.fail.push(number),
+            (true, Mark::Pass) => out.pass.push(number),
+            (false, Mark::Fail) => out.stray = true,
+            (false, Mark::Pass) => {}
+        }
+    }
+    if negative {
+        for &(_, letter, number) in &ids {
+            if letter == prefix {
+                out.fail.push(number);
+            } else {
+                out.stray = true;
+            }
+        }
+    }
+    // A check line whose check has no mark of its own is no clear PASS.
+    if let Some(&(_, letter, number)) = ids.first()
+        && letter == prefix
+        && starts_with_check(text)
+        && !marks.iter().any(|(l, n, _)| *l == letter && *n == number)
+    {
+        out.unclear = true;
+    }
+    out
+}
+
+fn read_checks(lines: &[&ReplyLine], prefix: char) -> Checks {
     let mut checks = Checks::default();
     for line in lines {
-        let line = strip_decoration(line);
-        let marks = line_marks(&line);
-        if check_ids(&line).is_empty() {
-            // A line that names no check but carries a FAIL mark in capitals or a symbol
-            // ("FAIL — Increment 2 …", "| Scope | ❌ |") is a failure too; prose ("may fail")
-            // is not.
-            if let Some((i, Mark::Fail)) = mark_at(&line)
-                && (line[i..].starts_with("FAIL") || !line[i..].starts_with(['f', 'F']))
-            {
-                checks.stray_fails += 1;
+        let (mut stray, mut unclear) = (false, true);
+        let mut any = false;
+        for reading in readings(line) {
+            let read = read_line(&reading, prefix);
+            for n in read.fail {
+                checks.failed[n as usize] = true;
             }
-            continue;
-        }
-        for (letter, number, mark) in marks {
-            match (letter == prefix, mark) {
-                (true, Mark::Fail) => checks.failed[number as usize] = true,
-                (true, Mark::Pass) => checks.passed[number as usize] = true,
-                (false, Mark::Fail) => checks.stray_fails += 1,
-                (false, Mark::Pass) => {}
+            for n in read.pass {
+                checks.passed[n as usize] = true;
             }
+            stray |= read.stray;
+            unclear &= read.unclear;
+            any = true;
         }
+        checks.stray_fails += u32::from(stray);
+        checks.unclear += u32::from(any && unclear);
     }
     checks
 }
@@ -224,45 +382,94 @@ fn check_prefix(kind: ReviewKind) -> char {
     }
 }
 
-/// The lines of a reply that mark a check of `kind`'s checklist as FAIL, as the engine counts
-/// them, without markdown decoration: what the app lists as findings.
+/// The lines of a reply that fail a check of `kind`'s checklist, as the engine counts them,
+/// without markdown decoration (words as written: `__init__`, `**/*.rs`): what the app lists
+/// as findings. Quoted lines are not the reviewer's and are not listed.
 pub fn failed_check_lines(text: &str, kind: ReviewKind) -> Vec<String> {
     let prefix = check_prefix(kind);
-    text.lines()
-        .map(strip_decoration)
-        .filter(|line| {
-            line_marks(line)
-                .iter()
-                .any(|(letter, _, mark)| *letter == prefix && *mark == Mark::Fail)
-        })
-        .map(|line| {
-            line.trim_start_matches(['-', '#', '>', '|', ' ', '\t'])
-                .trim()
-                .to_owned()
+    Reply::parse(text)
+        .lines
+        .iter()
+        .filter(|l| matches!(l.origin, Origin::Own | Origin::Fenced(_)))
+        .filter_map(|line| {
+            let fails = |reading: &str| !read_line(reading, prefix).fail.is_empty();
+            let shown = if fails(&strip_decoration(&fold_for_marks(&line.text))) {
+                line.text.clone()
+            } else if line.right_to_left && readings(line).iter().skip(1).any(|r| fails(r)) {
+                line.text.chars().rev().collect()
+            } else {
+                return None;
+            };
+            Some(
+                plain(&shown)
+                    .trim_start_matches(['-', '#', '|', ' ', '\t'])
+                    .trim()
+                    .to_owned(),
+            )
         })
         .collect()
 }
 
 /// Parses a reply for a kind (checks `P1`-`P8` for plans, `J1`-`J8` for commits).
 ///
+/// Only the reviewer's own lines count (see [`crate::reply`]): a quoted line is never read,
+/// and a fenced reply only when the whole of it (checks and verdict) is in one fence. Every
+/// line is read after Unicode normalisation ([`crate::text`]).
+///
 /// `CLEAN` is valid only when the verdict line says so, every check of the checklist has a
-/// PASS line and nothing fails in any spelling (`P1 ❌`, `P1 = FAIL`, `| P1 | FAIL |`,
-/// `Check P1: FAIL`, the other checklist's ids, a FAIL naming no check). `FLAGS (n)` is valid
-/// when n is the number of distinct failed checks.
+/// PASS line, no check line is unclear, and nothing fails in any spelling (`P1 ❌`, `P1 = FAIL`,
+/// `| P1 | FAIL |`, `Check P1: FAIL`, `P1 FAILURE`, `P1 NOT MET`, `ＦＡＩＬ`, reversed text, the
+/// other checklist's ids, a FAIL naming no check). `FLAGS (n)` is valid when n is the number of
+/// distinct failed checks.
 pub fn parse_reply(text: &str, kind: ReviewKind) -> ParsedReply {
     let prefix = check_prefix(kind);
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let reply = Reply::parse(text);
+    let own: Vec<&ReplyLine> = reply
+        .own()
+        .map(|(_, l)| l)
+        .filter(|l| !l.text.trim().is_empty())
+        .collect();
+    let is_verdict = |l: &str| parse_verdict(l).is_some();
+    let own_has_verdict = own.iter().any(|l| is_verdict(&l.text));
+    let fence = (!own_has_verdict)
+        .then(|| {
+            reply.fenced_block(
+                is_verdict,
+                |l| !check_ids(&strip_decoration(&fold_for_marks(l))).is_empty(),
+                None,
+            )
+        })
+        .flatten();
+    let lines: Vec<&ReplyLine> = match fence {
+        Some(f) => own
+            .iter()
+            .copied()
+            .chain(
+                reply
+                    .in_fence(f)
+                    .map(|(_, l)| l)
+                    .filter(|l| !l.text.trim().is_empty()),
+            )
+            .collect(),
+        None => own,
+    };
     let body = &lines[..lines.len().saturating_sub(1)];
     let checks = read_checks(body, prefix);
     let fails = checks.failed.iter().filter(|f| **f).count() as u32;
-    let verdict = lines.last().and_then(|l| parse_verdict(l));
-    let earlier_verdicts = body.iter().filter(|l| parse_verdict(l).is_some()).count();
+    let verdict = lines.last().and_then(|l| parse_verdict(&l.text));
+    let earlier_verdicts = body.iter().filter(|l| is_verdict(&l.text)).count();
     let broken = |reason: String| ParsedReply::Broken {
         reason,
         verdict,
         fails,
     };
     let Some(v) = verdict else {
+        if reply.lines.iter().any(|l| is_verdict(&l.text)) {
+            return broken(
+                "the reply does not end with a VERDICT line of the reviewer's own (a quoted verdict, or a fenced one beside text of its own, is not the reviewer's)"
+                    .into(),
+            );
+        }
         return broken("the reply does not end with a VERDICT line".into());
     };
     if earlier_verdicts > 0 {
@@ -278,6 +485,11 @@ pub fn parse_reply(text: &str, kind: ReviewKind) -> ParsedReply {
                 broken(format!(
                     "the verdict says CLEAN but the reply has {} FAIL line(s)",
                     fails + checks.stray_fails
+                ))
+            } else if checks.unclear > 0 {
+                broken(format!(
+                    "the verdict says CLEAN but {} check line(s) are no clear PASS",
+                    checks.unclear
                 ))
             } else if !missing.is_empty() {
                 broken(format!(

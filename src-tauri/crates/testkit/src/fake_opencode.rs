@@ -48,10 +48,17 @@ pub enum End {
     Aborted,
     /// Runs until `POST /session/:id/abort` or [`FakeOpencode::finish_silently`].
     Hang,
+    /// Makes this many model calls that write no text (one assistant step each, a tool call
+    /// between them), then hangs as [`End::Hang`] does: a model answering garbage forever.
+    SilentThenHang(usize),
     /// Fails before any assistant message, as the real server does for a model it does not
     /// have: busy, `session.error`, idle, `session.idle`, then `session.error` again with a
     /// stack trace in its message.
     UpFront(Value),
+    /// Fails up front as [`End::UpFront`] does, but the repeat names only the error (its
+    /// message is the error's name and a stack trace), as the real server does for an agent it
+    /// does not have.
+    UpFrontNameOnly(Value),
     /// One assistant message per step (a tool call between them), each answering the prompt;
     /// with `after`, an automatic compaction follows the `before` steps (compaction request,
     /// summary, synthetic continue message) and the `after` steps answer the continuation.
@@ -105,6 +112,27 @@ impl Reply {
             text: String::new(),
             delay: Duration::ZERO,
             end: End::UpFront(json!({"name": "UnknownError", "data": {"message": message}})),
+        }
+    }
+
+    /// A turn that fails up front the way the real server refuses an unknown agent: first the
+    /// words (`Agent not found: ...`), then a repeat whose message is only the error's name.
+    pub fn unknown_agent(message: &str) -> Self {
+        Self {
+            text: String::new(),
+            delay: Duration::ZERO,
+            end: End::UpFrontNameOnly(
+                json!({"name": "UnknownError", "data": {"message": message}}),
+            ),
+        }
+    }
+
+    /// A turn that makes `calls` model calls without writing any text, then runs until aborted.
+    pub fn silent_forever(calls: usize) -> Self {
+        Self {
+            text: String::new(),
+            delay: Duration::ZERO,
+            end: End::SilentThenHang(calls),
         }
     }
 
@@ -215,6 +243,7 @@ pub struct FakeState {
     any_replies: VecDeque<Reply>,
     default_replies: usize,
     fail_next: Vec<(String, String)>,
+    stall_next: Vec<(String, String)>,
     streams_blocked: bool,
     running: HashMap<String, oneshot::Sender<Action>>,
     turn_locks: HashMap<String, Arc<tokio::sync::Mutex<()>>>,
@@ -560,6 +589,16 @@ impl FakeOpencode {
         self.shared
             .lock()
             .fail_next
+            .push((method.to_owned(), session_id.to_owned()));
+    }
+
+    /// Makes the next `method` (PROMPT for `prompt_async`) of `session_id` never answer and have
+    /// no effect (the request is recorded): a server that never accepted it, as when the client
+    /// dies before the server took the prompt.
+    pub fn stall_next(&self, method: &str, session_id: &str) {
+        self.shared
+            .lock()
+            .stall_next
             .push((method.to_owned(), session_id.to_owned()));
     }
 

@@ -31,6 +31,8 @@ pub enum Reply {
     Cut(Vec<u8>),
     /// Close the connection without answering.
     Close,
+    /// A redirect: this status (301, 302, 307, 308) with this `Location`, and no body.
+    Redirect(u16, String),
 }
 
 impl Reply {
@@ -243,6 +245,14 @@ fn answer(stream: &mut TcpStream, path: &str, reply: Reply) {
                 part.len() * 4 + 100
             );
             let _ = stream.write_all(&part);
+            let _ = stream.flush();
+            return;
+        }
+        Reply::Redirect(status, location) => {
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} X\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
             let _ = stream.flush();
             return;
         }

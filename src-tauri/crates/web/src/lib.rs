@@ -62,6 +62,33 @@ pub struct ServeOptions {
     pub ui: UiSource,
     /// Token every Api call must carry.
     pub token: String,
+    /// How long a connection may keep the server waiting.
+    pub limits: Limits,
+}
+
+/// How long a connection may keep the server waiting. The event stream is not cut by any of
+/// these: it sends a keep-alive comment every [`Limits::keep_alive`] and reads nothing more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// From the connection's start, or the end of its last answer, to the end of the next
+    /// request's headers: a half-sent request and an idle kept-alive connection are closed
+    /// after this.
+    pub header_read: std::time::Duration,
+    /// From the end of a call's headers to the end of its body; a slower body gets 408 and
+    /// the connection is closed.
+    pub body_read: std::time::Duration,
+    /// Interval of the event stream's keep-alive comments.
+    pub keep_alive: std::time::Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            header_read: std::time::Duration::from_secs(10),
+            body_read: std::time::Duration::from_secs(30),
+            keep_alive: std::time::Duration::from_secs(15),
+        }
+    }
 }
 
 /// A running web server.
@@ -84,6 +111,7 @@ struct AppState {
     streams: Arc<tokio::sync::Semaphore>,
     assets: Arc<Assets>,
     port: u16,
+    limits: Limits,
 }
 
 /// A new random token: 32 url-safe characters.
@@ -120,22 +148,50 @@ pub async fn serve(api: Api, options: ServeOptions) -> Result<Running, Error> {
         streams: Arc::new(tokio::sync::Semaphore::new(MAX_EVENT_STREAMS)),
         assets: Arc::new(assets),
         port: addr.port(),
+        limits: options.limits,
     };
     let router = router(state);
-    let task =
-        tokio::spawn(async move { axum::serve(listener, router).await.map_err(Error::Serve) });
+    let task = tokio::spawn(accept(listener, router, options.limits));
     Ok(Running { addr, task })
+}
+
+/// Serves every connection the listener accepts, each under the header-read limit (which
+/// also closes a kept-alive connection that stays idle). An accept error (too many open
+/// files, a connection reset before it was taken) is waited out, never fatal.
+async fn accept(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    limits: Limits,
+) -> Result<(), Error> {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::service::TowerToHyperService;
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                tracing::debug!("accept: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let service = TowerToHyperService::new(router.clone());
+        tokio::spawn(async move {
+            let connection = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(limits.header_read)
+                .serve_connection(TokioIo::new(stream), service);
+            if let Err(e) = connection.await {
+                tracing::debug!("connection: {e}");
+            }
+        });
+    }
 }
 
 fn router(state: AppState) -> Router {
     let api = Router::new()
-        // Prompts carry attached files as base64: more than axum's 2 MB default.
-        .route(
-            "/api",
-            post(call).layer(axum::extract::DefaultBodyLimit::max(
-                crosscheck_core::attachments::MAX_REQUEST_BYTES,
-            )),
-        )
+        // `call` reads its body itself: within the body-read limit and up to
+        // `MAX_REQUEST_BYTES` (prompts carry attached files as base64).
+        .route("/api", post(call))
         .route("/api/events", get(events))
         .route("/api/stats", get(stats))
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
@@ -144,7 +200,10 @@ fn router(state: AppState) -> Router {
             get(|| async { Json(serde_json::json!({"ok": true})) }),
         );
     api.fallback(get(ui_file))
-        .layer(middleware::from_fn(require_loopback_host))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            require_loopback_host,
+        ))
         .layer(SetResponseHeaderLayer::overriding(
             header::CONTENT_SECURITY_POLICY,
             HeaderValue::from_static(CSP),
@@ -174,20 +233,37 @@ fn error(code: ErrorCode, message: impl Into<String>) -> Response {
     })
 }
 
-/// Refuses requests whose Host is not a loopback name (DNS rebinding).
-async fn require_loopback_host(request: Request, next: Next) -> Response {
+/// Whether a Host header names this server: a loopback name with this server's port (a
+/// bare name only when the port is 80, which a browser leaves out).
+fn is_own_host(host: &str, port: u16) -> bool {
+    let (name, given) = match host.rsplit_once(':') {
+        Some((name, p)) if !name.is_empty() && !p.contains(']') => (name, p.parse::<u16>().ok()),
+        _ => (host, Some(80)),
+    };
+    matches!(name, "127.0.0.1" | "localhost" | "[::1]") && given == Some(port)
+}
+
+/// Refuses requests whose Host is not a loopback name with this server's port (DNS
+/// rebinding, and a page of another local server that rebinds to this one).
+async fn require_loopback_host(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
     let host = request
         .headers()
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .unwrap_or_default();
-    let name = host.rsplit_once(':').map_or(host, |(n, _)| n);
-    if matches!(name, "127.0.0.1" | "localhost" | "[::1]") {
+    if is_own_host(host, state.port) {
         next.run(request).await
     } else {
         error(
             ErrorCode::ForbiddenHost,
-            "requests must use a loopback host name",
+            format!(
+                "requests must use a loopback host name with this server's port ({})",
+                state.port
+            ),
         )
     }
 }
@@ -243,11 +319,42 @@ fn client_id(value: Option<&str>) -> Option<&str> {
 async fn call(
     State(state): State<AppState>,
     headers: HeaderMap,
-    body: axum::body::Bytes,
+    body: axum::body::Body,
 ) -> Response {
     let client = client_id(headers.get(CLIENT_HEADER).and_then(|h| h.to_str().ok()))
         .unwrap_or(LOCAL_CLIENT)
         .to_owned();
+    let limit = crosscheck_core::attachments::MAX_REQUEST_BYTES;
+    let body = match tokio::time::timeout(state.limits.body_read, axum::body::to_bytes(body, limit))
+        .await
+    {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(e)) => {
+            let too_large = std::error::Error::source(&e)
+                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+            let mut res = error(
+                ErrorCode::InvalidRequest,
+                format!("the request body could not be read (at most {limit} bytes): {e}"),
+            );
+            if too_large {
+                *res.status_mut() = StatusCode::PAYLOAD_TOO_LARGE;
+            }
+            return res;
+        }
+        Err(_) => {
+            let mut res = error(
+                ErrorCode::InvalidRequest,
+                format!(
+                    "the request body did not arrive within {} s",
+                    state.limits.body_read.as_secs()
+                ),
+            );
+            *res.status_mut() = StatusCode::REQUEST_TIMEOUT;
+            res.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return res;
+        }
+    };
     let request = match serde_json::from_slice::<serde_json::Value>(&body) {
         Ok(v) => v,
         Err(e) => {
@@ -292,7 +399,7 @@ async fn events(State(state): State<AppState>, Query(query): Query<EventsQuery>)
         },
     );
     Sse::new(stream)
-        .keep_alive(KeepAlive::default())
+        .keep_alive(KeepAlive::new().interval(state.limits.keep_alive))
         .into_response()
 }
 

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 
 use crosscheck_core::{Api, Core, CoreOptions, OpencodeTarget};
 use crosscheck_opencode::ServerConfig;
-use crosscheck_web::{CSP, ServeOptions, UiSource, serve};
+use crosscheck_web::{CSP, Limits, ServeOptions, UiSource, serve};
 use serde_json::{Value, json};
 
 struct Served {
@@ -33,6 +33,10 @@ async fn start() -> Served {
 }
 
 async fn start_with(dir: tempfile::TempDir, ui: UiSource) -> Served {
+    start_limited(dir, ui, Limits::default()).await
+}
+
+async fn start_limited(dir: tempfile::TempDir, ui: UiSource, limits: Limits) -> Served {
     // Nothing listens on port 9: the core keeps trying to connect, the Api still answers.
     let core = Core::start(CoreOptions {
         target: OpencodeTarget::Attach(ServerConfig {
@@ -49,6 +53,7 @@ async fn start_with(dir: tempfile::TempDir, ui: UiSource) -> Served {
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             ui,
             token: token.clone(),
+            limits,
         },
     )
     .await
@@ -140,6 +145,155 @@ async fn a_foreign_host_name_is_refused() {
         .await
         .expect("send");
     assert_eq!(res.status().as_u16(), 403);
+}
+
+/// The Host check compares the whole `host:port`: the right loopback name with another port
+/// (a page of another local server, rebinding to this one) is refused; the right one passes.
+#[tokio::test]
+async fn a_loopback_host_with_another_port_is_refused() {
+    let s = start().await;
+    let port: u16 = s.base.rsplit(':').next().unwrap().parse().unwrap();
+    let other = if port == 1 { 2 } else { port - 1 };
+    for (host, expected) in [
+        (format!("127.0.0.1:{other}"), 403),
+        (format!("localhost:{other}"), 403),
+        (format!("[::1]:{other}"), 403),
+        ("localhost".to_owned(), 403),
+        (format!("127.0.0.1:{port}"), 200),
+        (format!("localhost:{port}"), 200),
+        (format!("[::1]:{port}"), 200),
+    ] {
+        let res = reqwest::Client::new()
+            .post(format!("{}/api", s.base))
+            .header("host", &host)
+            .bearer_auth(&s.token)
+            .body(r#"{"cmd":"prompts"}"#)
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(res.status().as_u16(), expected, "Host: {host}");
+    }
+}
+
+/// Reads from `stream` until the server closes it; the time that took (`None`: still open
+/// after `bound`), and what it sent.
+async fn closed_within(
+    stream: &mut tokio::net::TcpStream,
+    bound: std::time::Duration,
+) -> (Option<std::time::Duration>, String) {
+    use tokio::io::AsyncReadExt;
+    let started = std::time::Instant::now();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let left = bound.saturating_sub(started.elapsed());
+        match tokio::time::timeout(left, stream.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => {
+                return (
+                    Some(started.elapsed()),
+                    String::from_utf8_lossy(&got).into_owned(),
+                );
+            }
+            Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
+            Err(_) => return (None, String::from_utf8_lossy(&got).into_owned()),
+        }
+    }
+}
+
+/// Idle connections, half-sent headers and half-sent bodies are closed within the limits
+/// (before, 200 half-sent requests were held for as long as their senders liked).
+#[tokio::test]
+async fn idle_and_half_sent_connections_are_closed_within_the_limits() {
+    use tokio::io::AsyncWriteExt;
+    let limits = Limits {
+        header_read: std::time::Duration::from_secs(1),
+        body_read: std::time::Duration::from_secs(1),
+        keep_alive: std::time::Duration::from_millis(300),
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ui = dir.path().join("ui");
+    std::fs::create_dir_all(&ui).expect("mkdir");
+    std::fs::write(ui.join("index.html"), "<html><head></head></html>").expect("index");
+    let s = start_limited(dir, UiSource::Dir(ui), limits).await;
+    let addr = s.base.trim_start_matches("http://").to_owned();
+    let host = addr.clone();
+    let bound = std::time::Duration::from_secs(6);
+    let connect = || tokio::net::TcpStream::connect(addr.clone());
+
+    let idle = async {
+        let mut c = connect().await.expect("connect");
+        closed_within(&mut c, bound).await
+    };
+    let half_headers = async {
+        let mut c = connect().await.expect("connect");
+        c.write_all(format!("POST /api HTTP/1.1\r\nHost: {host}\r\nAuthor").as_bytes())
+            .await
+            .expect("write");
+        closed_within(&mut c, bound).await
+    };
+    let half_body = async {
+        let mut c = connect().await.expect("connect");
+        c.write_all(
+            format!(
+                "POST /api HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {}\r\n\
+                 Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"cmd\":",
+                s.token
+            )
+            .as_bytes(),
+        )
+        .await
+        .expect("write");
+        closed_within(&mut c, bound).await
+    };
+    let kept_alive = async {
+        // One full request, then nothing: the connection is closed after its answer's limit.
+        let mut c = connect().await.expect("connect");
+        c.write_all(format!("GET /api/health HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes())
+            .await
+            .expect("write");
+        closed_within(&mut c, bound).await
+    };
+    let (idle, half_headers, half_body, kept_alive) =
+        tokio::join!(idle, half_headers, half_body, kept_alive);
+    println!(
+        "closed after: idle {:?}, half-sent headers {:?}, half-sent body {:?}, kept alive {:?}",
+        idle.0, half_headers.0, half_body.0, kept_alive.0
+    );
+    assert!(idle.0.is_some(), "an idle connection stayed open");
+    assert!(half_headers.0.is_some(), "half-sent headers stayed open");
+    assert!(half_body.0.is_some(), "a half-sent body stayed open");
+    assert!(
+        half_body.1.starts_with("HTTP/1.1 408"),
+        "a slow body is told so: {}",
+        half_body.1
+    );
+    assert!(
+        kept_alive.0.is_some(),
+        "an idle kept-alive connection stayed open"
+    );
+    assert!(kept_alive.1.starts_with("HTTP/1.1 200"), "{}", kept_alive.1);
+
+    // The event stream outlives every limit: it keeps receiving its keep-alives.
+    let res = reqwest::get(format!("{}/api/events?token={}", s.base, s.token))
+        .await
+        .expect("events");
+    assert_eq!(res.status().as_u16(), 200);
+    let mut res = res;
+    let started = std::time::Instant::now();
+    let mut last = std::time::Duration::ZERO;
+    while started.elapsed() < std::time::Duration::from_secs(3) {
+        let chunk = tokio::time::timeout(std::time::Duration::from_secs(2), res.chunk())
+            .await
+            .expect("a keep-alive within 2 s")
+            .expect("the stream is still open");
+        assert!(
+            chunk.is_some(),
+            "the stream ended after {:?}",
+            started.elapsed()
+        );
+        last = started.elapsed();
+    }
+    assert!(last > std::time::Duration::from_secs(2), "{last:?}");
 }
 
 #[tokio::test]

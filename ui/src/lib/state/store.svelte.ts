@@ -385,6 +385,11 @@ export class Store {
       case 'transferred':
         this.recordTransfer(change.transfer);
         break;
+      case 'transferDropped':
+        if (this.transfers.get(change.sourceMessageId)?.sentMessageId === change.sentMessageId) {
+          this.transfers.delete(change.sourceMessageId);
+        }
+        break;
       case 'loop':
         this.loops.set(change.state.originalSessionId, change.state);
         if (log) this.hooks.onLoop?.(change.state);
@@ -422,7 +427,8 @@ export class Store {
   recordTransfer(record: TransferRecord): void {
     const prev = this.transfers.get(record.sourceMessageId);
     if (prev && prev.sentAt > record.sentAt) return;
-    if (prev && prev.sentMessageId === record.sentMessageId) return;
+    // The same send again: only news when it went from pending to sent.
+    if (prev && prev.sentMessageId === record.sentMessageId && (record.pending || !prev.pending)) return;
     this.transfers.set(record.sourceMessageId, record);
   }
 

@@ -166,7 +166,15 @@ state: LoopState, } | { "type": "transferred",
 /**
  * What was sent, from where, when.
  */
-transfer: TransferRecord, } | { "type": "filesChanged", 
+transfer: TransferRecord, } | { "type": "transferDropped", 
+/**
+ * The message whose mark it was.
+ */
+sourceMessageId: string, 
+/**
+ * The prompt id that was never delivered.
+ */
+sentMessageId: string, } | { "type": "filesChanged", 
 /**
  * The directory whose files changed, when the event named one.
  */

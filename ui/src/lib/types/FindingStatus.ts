@@ -3,4 +3,4 @@
 /**
  * Where a finding stands after a round.
  */
-export type FindingStatus = "open" | "fixed" | "withdrawn" | "disputed";
+export type FindingStatus = "open" | "fixed" | "claimedFixed" | "withdrawn" | "disputed";

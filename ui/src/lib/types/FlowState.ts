@@ -35,6 +35,11 @@ deadline?: number,
  */
 streamedChars: number, 
 /**
+ * Model calls the awaited turn has made without writing any text yet (0 once text
+ * appears): a model that answers garbage forever shows here.
+ */
+callsWithoutText: number, 
+/**
  * Error code and message when failed.
  */
 error?: ApiError, 

@@ -28,4 +28,8 @@ sentMessageId: string,
 /**
  * When it was sent (ms since the epoch).
  */
-sentAt: number, };
+sentAt: number, 
+/**
+ * Claimed, and the server has not accepted it yet: shown as sending, not as sent.
+ */
+pending: boolean, };

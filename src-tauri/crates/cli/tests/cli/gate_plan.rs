@@ -311,3 +311,44 @@ fn an_open_app_sees_every_row_the_gates_write() {
         assert_eq!(listed, n, "rows the open app sees after gate {n}");
     }
 }
+
+/// A hook runner that leaves stdin open (and sends nothing) does not hang `gate plan --file`:
+/// the draft is reviewed and the gate exits within a few seconds.
+#[test]
+fn a_draft_file_with_stdin_left_open_does_not_wait_for_it() {
+    let env = Env::new();
+    env.server.always(Reply::Text(plan_flags()));
+    let draft = env.dir.path().join("draft.md");
+    std::fs::write(&draft, "# The draft on disk\n").unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_crosscheck"));
+    cmd.args(["gate", "plan", "--file", draft.to_str().unwrap(), "--cwd"])
+        .arg(env.dir.path());
+    env.apply(&mut cmd);
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Held open (never written, never closed) until the test ends.
+    let _open = child.stdin.take().unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if started.elapsed() > Duration::from_secs(15) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    println!(
+        "gate plan --file with stdin open: {status:?} after {:?}",
+        started.elapsed()
+    );
+    let status = status.expect("the gate waited for stdin to close");
+    assert_eq!(status.code(), Some(2));
+    assert!(env.server.user_message(0).contains("# The draft on disk"));
+}

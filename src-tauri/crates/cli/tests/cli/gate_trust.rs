@@ -144,6 +144,29 @@ fn a_project_file_may_raise_the_floor() {
     assert_eq!(env.server.seen()[0].body["model"], "claude-opus-4-1");
 }
 
+/// A floor no route serves (`claude-opus-99-bogus` ranks above the user's by its name alone)
+/// cannot switch the review off: the provider would answer 404 for it, so it is ignored with
+/// a warning that names the file, and the user's floor reviews and pauses the plan.
+#[test]
+fn a_project_floor_no_route_serves_is_ignored_and_named() {
+    let env = Env::new();
+    env.server.always(Reply::Text(plan_flags()));
+    let dir = project(&env, Some(r#"{"floorModel": "claude-opus-99-bogus"}"#));
+    let out = gate(&env, &dir, "# Plan\n\nShip it.\n");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(env.server.seen()[0].body["model"], "claude-sonnet-4-5");
+    assert!(
+        err.contains(HEADING) && err.contains(&plan_flags()),
+        "{err}"
+    );
+    let file = dir.join(".crosscheck/review.json");
+    assert!(
+        err.contains(file.to_str().unwrap()) && err.contains("claude-opus-99-bogus"),
+        "the warning names the file and the model: {err}"
+    );
+}
+
 fn spawn_gate(env: &Env, cwd: &Path, text: &str) -> std::process::Child {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_crosscheck"));
     cmd.args(["gate", "plan", "--text", text, "--cwd"]).arg(cwd);

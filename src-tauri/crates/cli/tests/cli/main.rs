@@ -11,3 +11,4 @@ mod gate_install;
 mod gate_plan;
 mod gate_review;
 mod gate_trust;
+mod serve_port;

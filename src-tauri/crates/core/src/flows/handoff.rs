@@ -8,21 +8,20 @@
 
 use std::panic::AssertUnwindSafe;
 
-use crosscheck_opencode::{ModelRef, PromptRequest, Session, TextPartInput, ids};
+use crosscheck_opencode::{Session, TextPartInput, ids};
 use futures_util::FutureExt;
-use tokio::sync::{broadcast, watch};
+use tokio::sync::watch;
 
-use super::reply::{interrupted, reply_outcome};
-use super::review_link::create_or_reuse_review_session;
+use super::review_link::{Prepared, create_or_reuse_review_session, replace_gone_review_session};
 use super::{FlowState, FlowStep, Started, now_ms};
 use crate::api_types::{Change, ModelChoice, NoticeLevel};
 use crate::core::Core;
 use crate::error::{Error, Result};
 use crate::prompts;
 use crate::settings::Tab;
-
-/// How often progress (streamed characters) is pushed while waiting, at most.
-const PROGRESS_EVERY_MS: i64 = 250;
+use crate::turn::{
+    self, Delivery, Follow, Prompt, TurnEnd, TurnWait, Waited, current_choice, wait_for,
+};
 
 /// Starts a handoff flow in the background; returns its first state, or the state of the
 /// session's flow that already runs.
@@ -41,6 +40,7 @@ pub fn start(
         started_at: now_ms(),
         deadline: None,
         streamed_chars: 0,
+        calls_without_text: 0,
         error: None,
         reused: false,
         ended: false,
@@ -159,33 +159,31 @@ impl Flow {
             Some(c) => c,
             None => current_choice(&core, &original),
         };
-        let client = core.client()?;
+        core.client()?;
 
-        // Follow the transcript so the reply lands in the store; subscribe before sending.
+        // Follow the transcript so the reply lands in the store.
         let _follow = Follow::new(&core, &original.id).await?;
         self.check_cancel()?;
-        let mut changes = core.subscribe();
         let handoff_id = ids::message_id();
         let registry = core.prompts();
         let visible = registry.render(prompts::REVIEW_HANDOFF_VISIBLE, &[])?;
         let instructions = registry.render(prompts::REVIEW_HANDOFF_INSTRUCTIONS, &[])?;
         // An error recorded after this one belongs to the turn about to start.
         let errors_before = core.read_store(|s, _| s.session_error_serial(&original.id));
-        client
-            .prompt_async(
-                &original.id,
-                &PromptRequest {
-                    message_id: Some(handoff_id.clone()),
-                    parts: vec![
-                        TextPartInput::visible(visible),
-                        TextPartInput::synthetic(instructions),
-                    ],
-                    model: choice.model.clone(),
-                    agent: choice.agent.clone(),
-                    variant: choice.variant.clone(),
-                },
-            )
-            .await?;
+        turn::send(
+            &core,
+            &Prompt {
+                session_id: original.id.clone(),
+                message_id: handoff_id.clone(),
+                parts: vec![
+                    TextPartInput::visible(visible),
+                    TextPartInput::synthetic(instructions),
+                ],
+                choice: choice.clone(),
+            },
+            Delivery::Fresh,
+        )
+        .await?;
 
         let timeout_ms = core.settings().handoff_timeout();
         self.state.deadline = Some(now_ms() + timeout_ms as i64);
@@ -197,11 +195,10 @@ impl Flow {
         // up front creates nothing; once started, it always runs to its end (never dropped
         // half-way), and a handoff that fails afterwards removes what it created.
         let (ended_tx, ended_rx) = watch::channel(false);
-        let life = core.subscribe();
-        let prepare = prepare_when_alive(&core, &original.id, &handoff_id, life, ended_rx);
+        let prepare = prepare_when_alive(&core, &original.id, &handoff_id, ended_rx);
         let wait = async {
             let outcome = self
-                .wait_for_reply(&mut changes, &handoff_id, errors_before, timeout_ms)
+                .wait_for_reply(&handoff_id, errors_before, timeout_ms)
                 .await;
             let _ = ended_tx.send(true);
             if outcome.is_ok() {
@@ -211,7 +208,7 @@ impl Flow {
             outcome
         };
         let (handoff, prepared) = tokio::join!(wait, prepare);
-        if let Some(Ok((review, false))) = &prepared {
+        if let Some(Ok(Prepared::Created(review))) = &prepared {
             self.created_review = Some(review.id.clone());
         }
         let outcome = match handoff {
@@ -237,18 +234,20 @@ impl Flow {
     }
 
     /// Sends the review prompt to the prepared review session (preparing it now when the turn
-    /// ended before it could be), then opens its tab.
+    /// ended before it could be), then opens its tab. A process that lost the race to link the
+    /// review session stops here: the winner sends the review. A review session deleted since
+    /// it was picked is unlinked and replaced by a new one.
     async fn send_review(
         &mut self,
         registry: &prompts::Registry,
         original: &Session,
-        prepared: Option<Result<(Session, bool)>>,
+        prepared: Option<Result<Prepared>>,
         handoff: String,
         (choice, reviewer): (ModelChoice, Option<ModelChoice>),
         review_loop: Option<super::review_loop::LoopOptions>,
     ) -> Result<()> {
         let core = self.core.clone();
-        let (review, reused) = match prepared {
+        let mut prepared = match prepared {
             Some(prepared) => prepared?,
             None => {
                 self.check_cancel()?;
@@ -256,29 +255,52 @@ impl Flow {
                 create_or_reuse_review_session(&core, &original.id).await?
             }
         };
-        if !reused {
+        if let Prepared::Created(review) = &prepared {
             self.created_review = Some(review.id.clone());
         }
-        self.state.review_session_id = Some(review.id.clone());
-        self.state.reused = reused;
         self.check_cancel()?;
         let prompt = registry.render(prompts::REVIEW_SESSION_VISIBLE, &[("handoff", &handoff)])?;
         let findings_instructions = super::review_loop::hidden::for_reviewer(registry, &[])?;
         let review_prompt_id = ids::message_id();
         let reviewer = reviewer.unwrap_or(choice);
-        self.step(FlowStep::SendingReview);
-        core.client()?
-            .prompt_async(
-                &review.id,
-                &PromptRequest {
-                    message_id: Some(review_prompt_id.clone()),
-                    parts: super::review_loop::hidden::parts(prompt, findings_instructions),
-                    model: reviewer.model,
-                    agent: reviewer.agent,
-                    variant: reviewer.variant,
+        let review = loop {
+            let review = prepared.session().clone();
+            self.state.review_session_id = Some(review.id.clone());
+            self.state.reused = !matches!(prepared, Prepared::Created(_));
+            if let Prepared::LostRace(_) = prepared {
+                // Another process linked its review session first and sends it the review.
+                tracing::info!(
+                    original = %original.id,
+                    "another process linked the review session first; it sends the review"
+                );
+                return Ok(());
+            }
+            self.step(FlowStep::SendingReview);
+            let sent = turn::send(
+                &core,
+                &Prompt {
+                    session_id: review.id.clone(),
+                    message_id: review_prompt_id.clone(),
+                    parts: turn::with_hidden(prompt.clone(), findings_instructions.clone()),
+                    choice: reviewer.clone(),
                 },
+                Delivery::Fresh,
             )
-            .await?;
+            .await;
+            match sent {
+                Ok(()) => break review,
+                Err(e) if turn::is_gone(&e) && !matches!(prepared, Prepared::Created(_)) => {
+                    // Deleted since it was picked: unlink it and make a new one.
+                    self.check_cancel()?;
+                    self.step(FlowStep::PreparingReviewSession);
+                    prepared = replace_gone_review_session(&core, &original.id, &review.id).await?;
+                    if let Prepared::Created(review) = &prepared {
+                        self.created_review = Some(review.id.clone());
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        };
         // Sent: from here on the review session is the handoff's result, kept whatever happens.
         self.created_review = None;
         crate::services::tabs::show_tab(
@@ -297,82 +319,46 @@ impl Flow {
         Ok(())
     }
 
-    /// Aborts the implementer's running turn (on Cancel and on time-out).
-    async fn abort_turn(&self) {
-        if let Ok(client) = self.core.client()
-            && let Err(e) = client.abort(&self.state.session_id).await
-        {
-            tracing::warn!(flow = %self.state.id, "could not abort the handoff turn: {e}");
-        }
-    }
-
-    /// Waits, driven by the change stream, for the assistant reply to `message_id` to complete.
+    /// Waits (in the turn room) for the assistant reply to `message_id` to complete, pushing
+    /// progress as it streams; on Cancel and at the time limit the turn is aborted.
     async fn wait_for_reply(
         &mut self,
-        changes: &mut broadcast::Receiver<crate::api_types::Stamped>,
         message_id: &str,
         errors_before: u64,
         timeout_ms: u64,
     ) -> Result<String> {
         let session_id = self.state.session_id.clone();
+        let core = self.core.clone();
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(timeout_ms);
-        let mut last_progress = 0i64;
-        // Re-read the store only after changes that can end this turn, not on every delta of
-        // every session.
-        let mut recheck = true;
-        loop {
-            if recheck {
-                match self
-                    .core
-                    .read_store(|s, _| turn_state(s, &session_id, message_id, errors_before))
-                {
-                    TurnState::Running => {}
-                    TurnState::Ended(outcome) => return outcome,
-                    TurnState::Unlisted => {
-                        // Removed, or missing from a reloaded list: ask the server. Only its
-                        // "not found" ends the flow; when it cannot tell now, keep waiting.
-                        if let Err(Error::SessionNotFound(_)) = self.core.session(&session_id).await
-                        {
-                            return Err(Error::HandoffFailed(
-                                "the implementing session was deleted".into(),
-                            ));
-                        }
-                    }
-                }
-            }
-            tokio::select! {
-                received = changes.recv() => match received {
-                    Ok(stamped) => {
-                        recheck = may_end_turn(&stamped.change, &session_id);
-                        let reloaded = matches!(&stamped.change, Change::TranscriptReset { page } if page.session_id == session_id);
-                        if reloaded && self.core.read_store(|s, _| interrupted(s, &session_id, message_id)) {
-                            return Err(Error::HandoffFailed(
-                                "the server restarted before the handoff was finished".into(),
-                            ));
-                        }
-                        if let Change::PartDelta { session_id: sid, delta, .. } = &stamped.change
-                            && *sid == session_id
-                        {
-                            self.state.streamed_chars += delta.chars().count() as u64;
-                            let now = now_ms();
-                            if now - last_progress >= PROGRESS_EVERY_MS {
-                                last_progress = now;
-                                self.publish();
-                            }
-                        }
-                    }
-                    Err(broadcast::error::RecvError::Lagged(_)) => recheck = true,
-                    Err(broadcast::error::RecvError::Closed) => return Err(Error::Internal("change stream closed".into())),
-                },
-                _ = tokio::time::sleep_until(deadline) => {
-                    self.abort_turn().await;
-                    return Err(Error::HandoffTimeout(timeout_ms / 1000));
-                }
-                _ = self.cancel.changed() => {
-                    self.abort_turn().await;
-                    return Err(Error::Cancelled);
-                }
-            }
+        let end = turn::await_turn(
+            &core,
+            TurnWait {
+                session_id: &session_id,
+                prompt_id: message_id,
+                errors_before,
+                deadline: Some(deadline),
+                cancel: Some(self.cancel.clone()),
+            },
+            |progress| {
+                self.state.streamed_chars = progress.streamed_chars;
+                self.state.calls_without_text = progress.calls_without_text;
+                self.publish();
+            },
+        )
+        .await?;
+        match end {
+            TurnEnd::Completed { text, .. } if text.is_empty() => Err(Error::NoAssistantText),
+            TurnEnd::Completed { text, .. } => Ok(text),
+            TurnEnd::Failed(words) => Err(Error::HandoffFailed(words)),
+            TurnEnd::Aborted => Err(Error::HandoffAborted),
+            TurnEnd::SessionDeleted => Err(Error::HandoffFailed(
+                "the implementing session was deleted".into(),
+            )),
+            TurnEnd::Interrupted => Err(Error::HandoffFailed(
+                "the server restarted before the handoff was finished".into(),
+            )),
+            TurnEnd::Cancelled => Err(Error::Cancelled),
+            TurnEnd::TimedOut => Err(Error::HandoffTimeout(timeout_ms / 1000)),
         }
     }
 }
@@ -383,36 +369,28 @@ async fn prepare_when_alive(
     core: &Core,
     original_id: &str,
     handoff_id: &str,
-    mut changes: broadcast::Receiver<crate::api_types::Stamped>,
-    mut ended: watch::Receiver<bool>,
-) -> Option<Result<(Session, bool)>> {
-    let alive = core.read_store(|s, _| answer_started(s, original_id, handoff_id));
-    if !alive {
-        loop {
-            tokio::select! {
-                received = changes.recv() => match received {
-                    Ok(stamped) => {
-                        if let Change::MessageUpserted { info } = &stamped.change
-                            && info.session_id == original_id
-                            && info.role == "assistant"
-                            && info.parent_id.as_deref() == Some(handoff_id)
-                        {
-                            break;
-                        }
-                    }
-                    Err(broadcast::error::RecvError::Lagged(_)) => {
-                        if core.read_store(|s, _| answer_started(s, original_id, handoff_id)) {
-                            break;
-                        }
-                    }
-                    Err(broadcast::error::RecvError::Closed) => return None,
-                },
-                _ = ended.changed() => return None,
-            }
-        }
+    ended: watch::Receiver<bool>,
+) -> Option<Result<Prepared>> {
+    let alive = wait_for(
+        core,
+        |change| {
+            matches!(change, Change::MessageUpserted { info }
+                if info.session_id == original_id
+                    && info.role == "assistant"
+                    && info.parent_id.as_deref() == Some(handoff_id))
+        },
+        |_| {
+            core.read_store(|s, _| answer_started(s, original_id, handoff_id))
+                .then_some(())
+        },
+        None,
+        Some(ended),
+    )
+    .await;
+    match alive {
+        Ok(Waited::Done(())) => Some(create_or_reuse_review_session(core, original_id).await),
+        Ok(Waited::Cancelled | Waited::TimedOut) | Err(_) => None,
     }
-    drop(changes);
-    Some(create_or_reuse_review_session(core, original_id).await)
 }
 
 /// Whether the store holds an assistant message answering `handoff_id`.
@@ -460,115 +438,6 @@ async fn undo_review_session(core: &Core, original_id: &str, review_id: &str, wh
     }
 }
 
-/// Where the awaited turn is, as the store says.
-enum TurnState {
-    Running,
-    Ended(Result<String>),
-    /// The session is not in the store's list (a reload did not list it).
-    Unlisted,
-}
-
-fn turn_state(
-    store: &crate::store::Store,
-    session_id: &str,
-    message_id: &str,
-    errors_before: u64,
-) -> TurnState {
-    if store.session(session_id).is_none() {
-        return TurnState::Unlisted;
-    }
-    if store.session_error_serial(session_id) > errors_before
-        && let Some(error) = store.session_error(session_id)
-    {
-        return TurnState::Ended(Err(Error::HandoffFailed(error.message.clone())));
-    }
-    match reply_outcome(store, session_id, message_id) {
-        Some(outcome) => TurnState::Ended(outcome),
-        None => TurnState::Running,
-    }
-}
-
-/// Whether a change can end a turn of `session_id` (a status, a message or part snapshot, an
-/// error, the session's removal, or a reload); streamed deltas cannot.
-fn may_end_turn(change: &Change, session_id: &str) -> bool {
-    match change {
-        Change::Status {
-            session_id: sid, ..
-        }
-        | Change::SessionError {
-            session_id: sid, ..
-        }
-        | Change::SessionRemoved { session_id: sid } => sid == session_id,
-        Change::MessageUpserted { info } => info.session_id == session_id,
-        Change::PartUpserted { part } => part.session_id == session_id,
-        Change::TranscriptReset { page } => page.session_id == session_id,
-        Change::SessionsReset { .. } => true,
-        _ => false,
-    }
-}
-
-/// Keeps a transcript followed for the life of the guard.
-pub(crate) struct Follow {
-    core: Core,
-    session_id: String,
-    follower: String,
-}
-
-impl Follow {
-    /// Follows `session_id`, loading its newest page when nobody follows it yet.
-    pub(crate) async fn new(core: &Core, session_id: &str) -> Result<Follow> {
-        let follower = format!("flow:{}", crosscheck_opencode::ids::ascending("flw"));
-        crate::services::transcripts::follow_transcript(core, session_id, &follower).await?;
-        Ok(Follow {
-            core: core.clone(),
-            session_id: session_id.to_owned(),
-            follower,
-        })
-    }
-}
-
-impl Drop for Follow {
-    fn drop(&mut self) {
-        self.core.with_store(|s| {
-            s.unfollow(&self.session_id, &self.follower);
-            ((), None)
-        });
-    }
-}
-
-/// The model, agent and variant a session is using: its last user message's, else the session's.
-pub(crate) fn current_choice(core: &Core, session: &Session) -> ModelChoice {
-    let from_transcript = core.read_store(|s, _| {
-        s.transcript(&session.id).and_then(|t| {
-            t.messages()
-                .iter()
-                .rev()
-                .find(|m| m.info.role == "user")
-                .map(|m| ModelChoice {
-                    model: m.info.model.clone(),
-                    agent: m.info.agent.clone(),
-                    variant: m.info.variant.clone(),
-                })
-        })
-    });
-    from_transcript.unwrap_or_else(|| ModelChoice {
-        model: session
-            .model
-            .as_ref()
-            .filter(|m| !m.id.is_empty())
-            .map(|m| ModelRef {
-                provider_id: m.provider_id.clone(),
-                model_id: m.id.clone(),
-            }),
-        agent: session.agent.clone(),
-        variant: session
-            .model
-            .as_ref()
-            .and_then(|m| m.variant.clone())
-            .filter(|v| v != "default"),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -600,6 +469,7 @@ mod tests {
             started_at: 1,
             deadline: None,
             streamed_chars: 0,
+            calls_without_text: 0,
             error: None,
             reused: false,
             ended: false,

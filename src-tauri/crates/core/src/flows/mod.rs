@@ -113,22 +113,23 @@ impl FlowRegistry {
 /// Asks flow `id` to stop and waits for it to end; true when it ended as cancelled (false when
 /// it was unknown, had ended already, or finished its last step before it saw the request).
 pub async fn cancel(core: &crate::core::Core, id: &str) -> bool {
-    let mut changes = core.subscribe();
     if !core.flows().cancel(id) {
         return false;
     }
-    let limit = tokio::time::Instant::now() + CANCEL_WAIT;
-    loop {
-        if let Some(state) = core.flows().state(id)
-            && state.step.is_final()
-        {
-            return state.step == FlowStep::Cancelled;
-        }
-        match tokio::time::timeout_at(limit, changes.recv()).await {
-            Ok(Ok(_)) | Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {}
-            Ok(Err(tokio::sync::broadcast::error::RecvError::Closed)) | Err(_) => return false,
-        }
-    }
+    let ended = crate::turn::wait_for(
+        core,
+        |change| matches!(change, crate::api_types::Change::Flow { flow } if flow.id == id),
+        |_| {
+            core.flows()
+                .state(id)
+                .filter(|s| s.step.is_final())
+                .map(|s| s.step == FlowStep::Cancelled)
+        },
+        Some(tokio::time::Instant::now() + CANCEL_WAIT),
+        None,
+    )
+    .await;
+    matches!(ended, Ok(crate::turn::Waited::Done(true)))
 }
 
 /// How long [`cancel`] waits for a flow to notice.

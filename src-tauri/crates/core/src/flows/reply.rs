@@ -144,6 +144,16 @@ pub(crate) fn turn_text(messages: &[MessageWithParts], prompt_id: &str) -> Optio
     turn(messages, prompt_id).map(|t| steps_text(&t))
 }
 
+/// How far the turn answering `prompt_id` got: how many model calls (assistant messages,
+/// summaries included) it made, and whether any step wrote visible text. `None` when
+/// `prompt_id` is not in `messages`.
+pub(crate) fn turn_progress(
+    messages: &[MessageWithParts],
+    prompt_id: &str,
+) -> Option<(usize, bool)> {
+    turn(messages, prompt_id).map(|t| (t.assistants.len(), !steps_text(&t).is_empty()))
+}
+
 /// The steps' visible texts, empty ones left out, joined by blank lines.
 fn steps_text(turn: &Turn<'_>) -> String {
     let texts: Vec<String> = turn

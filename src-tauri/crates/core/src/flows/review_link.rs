@@ -9,6 +9,7 @@
 //! valid review session, ours is deleted again and theirs is used.
 
 use std::collections::HashSet;
+use std::time::Duration;
 
 use crosscheck_opencode::{CreateSession, Session};
 
@@ -21,29 +22,56 @@ use crate::metadata::{
 };
 
 /// How many times the link is written before giving up on a session others keep relinking.
-const LINK_ATTEMPTS: usize = 4;
+/// Between tries the link waits a jittered, doubling pause ([`backoff`]): a writer every few
+/// milliseconds loses some of our writes, and a finished handoff is worth a few seconds.
+const LINK_ATTEMPTS: usize = 10;
+/// The first pause between link writes; it doubles up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(50);
+/// The longest pause between link writes.
+const MAX_BACKOFF: Duration = Duration::from_millis(800);
 
-/// The review session to use for `original_id` and whether it was reused (an existing one, or
-/// the one another client linked first).
-pub async fn create_or_reuse_review_session(
-    core: &Core,
-    original_id: &str,
-) -> Result<(Session, bool)> {
+/// The review session a handoff uses, and how it came to be.
+#[derive(Debug, Clone)]
+pub enum Prepared {
+    /// Linked before and still valid: reused.
+    Reused(Session),
+    /// Created (and linked) by this call.
+    Created(Session),
+    /// Another client linked its review session while we linked ours (ours is deleted again):
+    /// theirs, which that client sends the review to.
+    LostRace(Session),
+}
+
+impl Prepared {
+    /// The review session.
+    pub fn session(&self) -> &Session {
+        match self {
+            Prepared::Reused(s) | Prepared::Created(s) | Prepared::LostRace(s) => s,
+        }
+    }
+}
+
+/// The review session to use for `original_id`: an existing valid one, a new one, or the one
+/// another client linked first.
+pub async fn create_or_reuse_review_session(core: &Core, original_id: &str) -> Result<Prepared> {
     let original = core.session(original_id).await?;
     let mut stale: HashSet<String> = HashSet::new();
     if let Some(linked) = get_review_session_id(&original) {
-        match valid_review(core, linked, original_id).await? {
-            Some(review) => return Ok((read_only(core, review).await?, true)),
-            None => {
-                // Clear the stale link first (the seed's order: clear, create, link), and only
-                // while it is still the one checked.
-                patch_session_metadata(core, original_id, |m| {
-                    without_review_session_link(m, linked)
-                })
-                .await?;
-                stale.insert(linked.to_owned());
+        if let Some(review) = valid_review(core, linked, original_id).await? {
+            match read_only(core, review).await {
+                Ok(review) => return Ok(Prepared::Reused(review)),
+                // Deleted right after the check: as stale as a link to a session that is gone.
+                Err(e) if crate::turn::is_gone(&e) => {}
+                Err(e) => return Err(e),
             }
         }
+        // Clear the stale link first (the seed's order: clear, create, link), and only while
+        // it is still the one checked.
+        patch_session_metadata(core, original_id, |m| {
+            without_review_session_link(m, linked)
+        })
+        .await?;
+        stale.insert(linked.to_owned());
     }
     let review = core
         .client()?
@@ -59,21 +87,23 @@ pub async fn create_or_reuse_review_session(
         .await?;
     core.with_store(|s| ((), Some(s.upsert_session(review.clone()))));
     match link(core, original_id, &review.id, stale).await {
-        Ok(Linked::Ours) => Ok((review, false)),
+        Ok(Linked::Ours) => Ok(Prepared::Created(review)),
         Ok(Linked::Theirs(winner)) => {
             tracing::info!(
                 original = original_id,
                 "another client linked a review session first; using it"
             );
-            remove_own(core, &review.id).await.map_err(|e| {
-                Error::ReviewLinkFailed(format!(
+            remove_own(core, original_id, &review.id)
+                .await
+                .map_err(|e| {
+                    Error::ReviewLinkFailed(format!(
                     "another client linked its review session first, and removing ours failed: {e}"
                 ))
-            })?;
-            Ok((*winner, true))
+                })?;
+            Ok(Prepared::LostRace(*winner))
         }
         Err(link_error) => {
-            let detail = match remove_own(core, &review.id).await {
+            let detail = match remove_own(core, original_id, &review.id).await {
                 Ok(()) => link_error.to_string(),
                 Err(e) => {
                     format!("{link_error}; removing the new review session also failed: {e}")
@@ -82,6 +112,41 @@ pub async fn create_or_reuse_review_session(
             Err(Error::ReviewLinkFailed(detail))
         }
     }
+}
+
+/// The linked review session `gone` turned out deleted when the review was sent to it: clears
+/// that link (only while it still names `gone`) and finds or creates the review session again.
+pub async fn replace_gone_review_session(
+    core: &Core,
+    original_id: &str,
+    gone: &str,
+) -> Result<Prepared> {
+    tracing::info!(
+        original = original_id,
+        review = gone,
+        "the review session was deleted; making a new one"
+    );
+    core.with_store(|s| ((), Some(s.remove_session(gone))));
+    patch_session_metadata(core, original_id, |m| without_review_session_link(m, gone)).await?;
+    create_or_reuse_review_session(core, original_id).await
+}
+
+/// The pause before link attempt `attempt` (from 1): doubling from [`FIRST_BACKOFF`] up to
+/// [`MAX_BACKOFF`], each scaled by a random factor between 0.5 and 1.5 so two writers that
+/// collided once do not collide again in step.
+fn backoff(attempt: usize) -> Duration {
+    let base = FIRST_BACKOFF
+        .saturating_mul(1u32 << attempt.min(16).saturating_sub(1))
+        .min(MAX_BACKOFF);
+    let jitter = 0.5 + f64::from(rand_percent()) / 100.0;
+    base.mul_f64(jitter)
+}
+
+/// A number in 0..100 from the id generator's randomness.
+fn rand_percent() -> u8 {
+    let id = crosscheck_opencode::ids::part_id();
+    let sum: u32 = id.bytes().rev().take(6).map(u32::from).sum();
+    (sum % 100) as u8
 }
 
 /// Who holds the link in the end.
@@ -138,7 +203,16 @@ async fn link(
 ) -> Result<Linked> {
     let _guard = core.metadata_locks().lock(original_id).await;
     let mut original = core.session(original_id).await?;
-    for _ in 0..LINK_ATTEMPTS {
+    for attempt in 0..LINK_ATTEMPTS {
+        if attempt > 0 {
+            tracing::info!(
+                original = original_id,
+                attempt,
+                "another client replaced the review link; writing it again"
+            );
+            tokio::time::sleep(backoff(attempt)).await;
+            original = core.session(original_id).await?;
+        }
         let current = get_review_session_id(&original).map(str::to_owned);
         match current.as_deref() {
             Some(id) if id == mine => return Ok(Linked::Ours),
@@ -156,17 +230,26 @@ async fn link(
             write_metadata(core, original_id, next).await?;
         }
         original = settled(core, original_id).await?;
+        if get_review_session_id(&original) == Some(mine) {
+            return Ok(Linked::Ours);
+        }
     }
     Err(Error::MetadataConflict(original_id.to_owned()))
 }
 
-/// Deletes a review session this flow created and did not end up using.
-async fn remove_own(core: &Core, review_id: &str) -> Result<()> {
+/// Deletes a review session this flow created and did not end up using, then clears a link to
+/// it that a late write (ours, or another client's from a read made while ours stood) left on
+/// the original: the original never names a session we deleted.
+async fn remove_own(core: &Core, original_id: &str, review_id: &str) -> Result<()> {
     match core.client()?.delete_session(review_id).await {
         Ok(()) | Err(crosscheck_opencode::Error::NotFound { .. }) => {
             core.with_store(|s| ((), Some(s.remove_session(review_id))));
-            Ok(())
         }
-        Err(e) => Err(e.into()),
+        Err(e) => return Err(e.into()),
     }
+    patch_session_metadata(core, original_id, |m| {
+        without_review_session_link(m, review_id)
+    })
+    .await?;
+    Ok(())
 }

@@ -1,9 +1,8 @@
 //! One-click transfers between linked sessions: a reviewer's feedback to the implementer, or
 //! the implementer's answer to the reviewer, in the agreed words and nothing else.
 
-use crosscheck_opencode::{MessageWithParts, PromptRequest, ids};
+use crosscheck_opencode::{MessageWithParts, ids};
 
-use super::handoff::current_choice;
 use super::now_ms;
 use crate::api_types::{Change, TransferDirection, TransferResult};
 use crate::core::Core;
@@ -13,6 +12,7 @@ use crate::prompts;
 use crate::settings::Tab;
 use crate::store::assistant_text;
 use crate::transfer_log::TransferRecord;
+use crate::turn::{self, Delivery, Prompt, current_choice};
 
 /// Sends the text of the turn that assistant message `message_id` of `session_id` belongs to
 /// (every step answering the same prompt) to the linked session, whether or not it was sent
@@ -109,8 +109,9 @@ pub(crate) struct Outgoing<'a> {
 }
 
 /// Claims the send in SQLite (refused with [`Error::AlreadyTransferred`] when sent before and
-/// not resent), sends the prompt, and announces it. Every transfer goes through here, so the
-/// sent mark and "Send again?" behave the same for a whole turn and for chosen findings.
+/// not resent), sends the prompt through the turn room, marks the claim sent once the server
+/// accepted it, and announces it. Every transfer goes through here, so the sent mark and "Send
+/// again?" behave the same for a whole turn and for chosen findings.
 pub(crate) async fn deliver(core: &Core, out: Outgoing<'_>) -> Result<TransferResult> {
     let target = out.target;
     let direction = out.direction;
@@ -123,35 +124,41 @@ pub(crate) async fn deliver(core: &Core, out: Outgoing<'_>) -> Result<TransferRe
         direction,
         sent_message_id: sent_id.clone(),
         sent_at: now_ms(),
+        pending: true,
     };
-    let client = core.client()?;
+    core.client()?;
+    // A claim a dead process left pending for this message is settled first.
+    check_claims(core, Some((out.source_session_id, out.source_message_id))).await;
     core.db().claim_transfer(&record, out.resend)?;
-    let sent = client
-        .prompt_async(
-            &target.id,
-            &PromptRequest {
-                message_id: Some(sent_id.clone()),
-                parts: super::review_loop::hidden::parts(out.body, out.hidden),
-                model: choice.model,
-                agent: choice.agent,
-                variant: choice.variant,
-            },
-        )
-        .await;
+    let sent = turn::send(
+        core,
+        &Prompt {
+            session_id: target.id.clone(),
+            message_id: sent_id.clone(),
+            parts: turn::with_hidden(out.body, out.hidden),
+            choice,
+        },
+        Delivery::Fresh,
+    )
+    .await;
     match sent {
         Ok(()) => {}
-        Err(crosscheck_opencode::Error::NotFound { .. }) => {
+        Err(e) if turn::is_gone(&e) => {
             drop_claim(core, &sent_id);
             core.with_store(|s| ((), Some(s.remove_session(&target.id))));
             return Err(Error::NoLinkedSession);
         }
         Err(e) => {
-            // A transport failure after dispatch may still have delivered it: keep the mark then.
-            if !(e.is_transport() && delivered(core, &target.id, &sent_id).await) {
-                drop_claim(core, &sent_id);
-                return Err(e.into());
-            }
+            drop_claim(core, &sent_id);
+            return Err(e);
         }
+    }
+    let record = TransferRecord {
+        pending: false,
+        ..record
+    };
+    if let Err(e) = core.db().accept_transfer(&record) {
+        tracing::warn!("could not mark the transfer sent: {e}");
     }
     core.emit(Change::Transferred {
         transfer: record.clone(),
@@ -176,14 +183,51 @@ fn drop_claim(core: &Core, sent_id: &str) {
     }
 }
 
-/// Whether the target's newest messages hold the one we sent (asked after a transport error).
-async fn delivered(core: &Core, target_id: &str, sent_id: &str) -> bool {
-    let Ok(client) = core.client() else {
-        return false;
+/// Settles the claims a process that is gone left pending (all of them, or one message's):
+/// each is looked for among its target's messages (the turn room's delivery check) and marked
+/// sent when it is there, dropped when it is not or the target is gone; when the server cannot
+/// tell now, it stays pending for the next check.
+pub(crate) async fn check_claims(core: &Core, source: Option<(&str, &str)>) {
+    let claims = match core.db().stale_claims(source) {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::warn!("the pending transfers cannot be read: {e}");
+            return;
+        }
     };
-    match client.messages(target_id, Some(20), None).await {
-        Ok(page) => page.messages.iter().any(|m| m.info.id == sent_id),
-        Err(_) => false,
+    for claim in claims {
+        match turn::delivered(core, &claim.target_session_id, &claim.sent_message_id).await {
+            Ok(true) => {
+                let sent = TransferRecord {
+                    pending: false,
+                    ..claim
+                };
+                if core.db().accept_transfer(&sent).is_ok() {
+                    core.emit(Change::Transferred { transfer: sent });
+                }
+            }
+            Ok(false) | Err(Error::SessionNotFound(_)) => {
+                tracing::info!(
+                    sent = %claim.sent_message_id,
+                    "a transfer left pending by a process that stopped never arrived; unmarked"
+                );
+                drop_claim(core, &claim.sent_message_id);
+                core.emit(Change::TransferDropped {
+                    source_message_id: claim.source_message_id,
+                    sent_message_id: claim.sent_message_id,
+                });
+            }
+            Err(e) => {
+                tracing::warn!(sent = %claim.sent_message_id, "a pending transfer cannot be checked now: {e}");
+            }
+        }
+    }
+}
+
+/// Checks every claim left pending by a process that is gone, once the core is connected.
+pub(crate) async fn check_pending(core: Core) {
+    if turn::until_ready(&core).await.is_ok() {
+        check_claims(&core, None).await;
     }
 }
 

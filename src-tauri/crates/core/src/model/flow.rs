@@ -47,6 +47,9 @@ pub struct FlowState {
     /// Characters of handoff text streamed so far.
     #[ts(type = "number")]
     pub streamed_chars: u64,
+    /// Model calls the awaited turn has made without writing any text yet (0 once text
+    /// appears): a model that answers garbage forever shows here.
+    pub calls_without_text: u32,
     /// Error code and message when failed.
     #[ts(optional)]
     pub error: Option<crate::error::ApiError>,

@@ -33,4 +33,6 @@ pub struct TransferRecord {
     /// When it was sent (ms since the epoch).
     #[ts(type = "number")]
     pub sent_at: i64,
+    /// Claimed, and the server has not accepted it yet: shown as sending, not as sent.
+    pub pending: bool,
 }

@@ -1,7 +1,7 @@
 //! Turn requests: sending a prompt, running a slash command, stopping a turn, answering a
 //! permission request.
 
-use crosscheck_opencode::{CommandRequest, PromptRequest, TextPartInput, ids};
+use crosscheck_opencode::{CommandRequest, TextPartInput, ids};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -121,20 +121,18 @@ pub async fn send_prompt(core: &Core, req: SendPrompt) -> Result<Sent> {
         let session = history::revert_to(core, &req.session_id, message_id).await?;
         core.remember_session(session);
     }
-    let choice = req.choice.unwrap_or_default();
     let message_id = ids::message_id();
-    core.client()?
-        .prompt_async(
-            &req.session_id,
-            &PromptRequest {
-                message_id: Some(message_id.clone()),
-                parts,
-                model: choice.model,
-                agent: choice.agent,
-                variant: choice.variant,
-            },
-        )
-        .await?;
+    crate::turn::send(
+        core,
+        &crate::turn::Prompt {
+            session_id: req.session_id,
+            message_id: message_id.clone(),
+            parts,
+            choice: req.choice.unwrap_or_default(),
+        },
+        crate::turn::Delivery::Fresh,
+    )
+    .await?;
     Ok(Sent { message_id })
 }
 

@@ -350,8 +350,10 @@ impl Store {
     }
 
     /// Keeps the error of a `session.error` event and returns the change for the UI. The
-    /// server sends an up-front failure twice (the second time with a stack trace): the repeat
-    /// is no change. An abort is the user's own doing, not an error to show.
+    /// server sends an up-front failure twice (the second time with a stack trace, and for some
+    /// errors, such as an unknown agent, with only the error's name for words): the repeat is
+    /// no change, and the first words are kept. An abort is the user's own doing, not an error
+    /// to show.
     fn record_session_error(
         &mut self,
         session_id: String,
@@ -363,7 +365,8 @@ impl Store {
         }
         if let Some((_, known)) = self.errors.get(&session_id)
             && known.name == failure.name
-            && failure.message.contains(known.message.as_str())
+            && (failure.message.contains(known.message.as_str())
+                || failure.message.trim() == failure.name)
         {
             return None;
         }

@@ -221,10 +221,12 @@ async fn two_processes_starting_the_same_handoff_leave_one_linked_review_session
         a.flow.reused || b.flow.reused,
         "the loser continues with the winner's"
     );
+    // (20.6) The process that lost the link race stops before sending: the review session
+    // receives the handoff once.
     assert_eq!(
         h.fake.prompts_to(&ra).len(),
-        2,
-        "each process sent its review"
+        1,
+        "only the winner sent its review"
     );
     other.stop().await;
     h.stop().await;
@@ -722,5 +724,234 @@ async fn a_repeated_page_cursor_cannot_loop_forever() {
     .expect("the transfer gives up instead of paging forever");
     assert_eq!(answer.expect_err("not found").code, ErrorCode::NotFound);
     assert!(h.fake.requests_to("GET /session/:id/message", &r).len() <= 3);
+    h.stop().await;
+}
+
+// ---- issue 20: what a daily user still trips on ----------------------------------------------
+
+/// (20.4) The review session is deleted in OpenCode during a second handoff, after it was
+/// picked for reuse and before the review prompt goes out (right after its check, and right
+/// after its permission rules were patched): the handoff clears that link, makes a new review
+/// session, links it and sends it the handoff (it used to fail with `not_found` and leave the
+/// original linked to the deleted session).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_review_session_deleted_during_a_second_handoff_is_replaced() {
+    for route in ["GET /session/:id", "PATCH /session/:id"] {
+        let h = Harness::start().await;
+        let o = h.fake.seed_session("Second handoff", None);
+        h.fake.script(&o, Reply::text("Handoff one."));
+        let first = done_review(&h.handoff(&o, PROMPTLY).await);
+        h.fake.wait_turns(&first, 1, SHORT).await;
+        // The second turn takes a moment; the review session is deleted in the middle.
+        h.fake.script(
+            &o,
+            Reply::text("Handoff two.").delayed(Duration::from_millis(600)),
+        );
+        let fake = h.fake.clone();
+        let doomed = first.clone();
+        h.fake.after_response(route, &first, move || {
+            fake.remove_session(&doomed);
+        });
+        let run = h.handoff(&o, PROMPTLY).await;
+        let second = done_review(&run);
+        assert_ne!(second, first, "{route}: a new review session");
+        assert!(
+            h.fake.session(&first).is_none(),
+            "{route}: the first one is gone"
+        );
+        assert_eq!(
+            h.fake.metadata(&o),
+            Some(json!({"openchamber": {"reviewSessionID": second}})),
+            "{route}: the original links the new one, not the deleted one"
+        );
+        let prompts = h.fake.prompts_to(&second);
+        assert_eq!(prompts.len(), 1, "{route}");
+        assert!(sole_text(&prompts[0]).contains("Handoff two."));
+        h.stop().await;
+    }
+}
+
+/// (20.5) An unknown agent: the server says `Agent not found: ...` and then repeats the error
+/// with only its name. The session keeps the words, not "UnknownError".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_agent_keeps_the_servers_words() {
+    const WORDS: &str = "Agent not found: \"no-such-agent\". Available agents: build, compaction, explore, general, plan";
+    let h = Harness::start().await;
+    let o = h.fake.seed_session("Unknown agent", None);
+    h.fake.script(&o, Reply::unknown_agent(WORDS));
+    let mut changes = h.core.subscribe();
+    h.request(Request::SendPrompt(crosscheck_core::requests::SendPrompt {
+        session_id: o.clone(),
+        text: "hello".into(),
+        choice: None,
+        attachments: Vec::new(),
+        revert_to: None,
+    }))
+    .await
+    .expect("sent");
+    h.fake.wait_turns(&o, 1, SHORT).await;
+    let mut errors = Vec::new();
+    let settle = tokio::time::Instant::now() + Duration::from_millis(500);
+    while let Ok(Ok(stamped)) = tokio::time::timeout_at(settle, changes.recv()).await {
+        if let Change::SessionError { error, .. } = stamped.change {
+            errors.push(error.message);
+        }
+    }
+    assert_eq!(errors, vec![WORDS.to_owned()], "one error, with the words");
+    let snapshot = serde_json::to_value(h.snapshot().await).expect("json");
+    assert_eq!(snapshot["sessionErrors"][&o]["message"], json!(WORDS));
+
+    // A handoff asked of that agent fails with the same words.
+    h.fake.script(&o, Reply::unknown_agent(WORDS));
+    let run = h.handoff(&o, PROMPTLY).await;
+    assert_failed_with(&run, ErrorCode::HandoffFailed, "Agent not found");
+    h.stop().await;
+}
+
+/// Restores `metadata` on `session` right after each of the next `times` PATCHes of it: another
+/// client that keeps writing what it read before our write.
+fn keep_overwriting(
+    fake: crate::support::FakeOpencode,
+    session: String,
+    metadata: Value,
+    times: usize,
+) {
+    if times == 0 {
+        return;
+    }
+    let (f, s, m) = (fake.clone(), session.clone(), metadata.clone());
+    fake.after_response("PATCH /session/:id", &session, move || {
+        f.set_metadata(&s, m.clone());
+        keep_overwriting(f, s, m, times - 1);
+    });
+}
+
+/// (20.7) Another client overwrites the original's metadata after each of our link writes, more
+/// often than the four tries the link used to get: linking keeps trying (with jittered backoff)
+/// and the finished handoff links its review session, with the other client's key kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn linking_outlasts_a_busy_metadata_writer() {
+    let h = Harness::start().await;
+    let o = h
+        .fake
+        .seed_session("Busy writer", Some(json!({"theirs": 1})));
+    h.fake.script(&o, Reply::text("Handoff."));
+    keep_overwriting(h.fake.clone(), o.clone(), json!({"theirs": 1}), 6);
+    let run = h.handoff(&o, PROMPTLY).await;
+    let review = done_review(&run);
+    assert_eq!(
+        h.fake.metadata(&o),
+        Some(json!({"theirs": 1, "openchamber": {"reviewSessionID": review}}))
+    );
+    assert_eq!(reviews_of(&h, &o), vec![review]);
+    h.stop().await;
+}
+
+/// (20.7) When linking fails for good and our review session is deleted, a late write of the
+/// other client that brought our link back is cleared: the original never names a session we
+/// deleted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_to_a_review_session_we_deleted_is_cleared() {
+    let h = Harness::start().await;
+    let o = h
+        .fake
+        .seed_session("Hopeless writer", Some(json!({"theirs": 1})));
+    h.fake.script(&o, Reply::text("Handoff."));
+    keep_overwriting(h.fake.clone(), o.clone(), json!({"theirs": 1}), 1000);
+    let running = {
+        let h2 = Harness {
+            fake: h.fake.clone(),
+            core: h.core.clone(),
+            api: h.api.clone(),
+            dir: tempfile::tempdir().expect("tempdir"),
+        };
+        let o = o.clone();
+        tokio::spawn(async move { h2.handoff(&o, PROMPTLY).await })
+    };
+    h.fake
+        .wait_until("the review session", SHORT, |s| s.sessions.len() == 2)
+        .await;
+    let review = h.fake.with_state(|s| {
+        s.sessions
+            .keys()
+            .find(|id| **id != o)
+            .cloned()
+            .expect("the review session")
+    });
+    // Once it is deleted, the other client writes back what it read while our link was there.
+    let fake = h.fake.clone();
+    let (o2, r2) = (o.clone(), review.clone());
+    h.fake
+        .after_response("DELETE /session/:id", &review, move || {
+            fake.set_metadata(
+                &o2,
+                json!({"theirs": 1, "openchamber": {"reviewSessionID": r2}}),
+            );
+        });
+    let run = running.await.expect("the handoff task");
+    assert_eq!(run.flow.step, FlowStep::Failed, "{:?}", run.flow);
+    assert!(
+        h.fake.session(&review).is_none(),
+        "our review session is deleted"
+    );
+    assert_eq!(
+        h.fake.metadata(&o),
+        Some(json!({"theirs": 1})),
+        "no link to the deleted session is left"
+    );
+    h.stop().await;
+}
+
+/// (20.8) A model that answers garbage forever: the flow's progress says how many model calls
+/// the turn made without writing text (the progress strip shows it), and Cancel still undoes the
+/// handoff (the turn aborted, the prepared review session removed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_without_text_shows_its_model_calls_and_cancel_undoes_it() {
+    let h = Harness::start().await;
+    let o = h.fake.seed_session("Garbage model", None);
+    h.fake.script(&o, Reply::silent_forever(5));
+    let mut changes = h.core.subscribe();
+    let started = h
+        .request(Request::StartHandoffReview(
+            crosscheck_core::requests::StartHandoffReview {
+                session_id: o.clone(),
+                choice: None,
+                reviewer: None,
+                review_loop: None,
+            },
+        ))
+        .await
+        .expect("start");
+    let flow: FlowState = serde_json::from_value(started).expect("state");
+    let id = flow.id.clone();
+    crate::support::wait_change(&mut changes, SHORT, "calls without text", move |c| {
+        let Change::Flow { flow } = c else {
+            return false;
+        };
+        flow.id == id
+            && serde_json::to_value(flow).expect("json")["callsWithoutText"]
+                .as_u64()
+                .is_some_and(|n| n >= 5)
+    })
+    .await;
+    h.fake
+        .wait_until("the review session", SHORT, |s| s.sessions.len() == 2)
+        .await;
+    assert_eq!(
+        h.request(Request::CancelFlow(crosscheck_core::requests::CancelFlow {
+            flow_id: flow.id.clone()
+        }))
+        .await
+        .expect("cancel"),
+        json!(true)
+    );
+    assert!(
+        !h.fake.requests_to("POST /session/:id/abort", &o).is_empty(),
+        "the turn is aborted"
+    );
+    assert!(
+        reviews_of(&h, &o).is_empty(),
+        "the review session is removed"
+    );
     h.stop().await;
 }

@@ -51,6 +51,18 @@ async fn list(h: &Harness, session_id: &str) -> Vec<TransferRecord> {
     .expect("records")
 }
 
+/// The records as the UI reads them.
+async fn list_json(h: &Harness, session_id: &str) -> Vec<serde_json::Value> {
+    serde_json::from_value(
+        h.request(Request::ListTransfers(ListTransfers {
+            session_id: session_id.to_owned(),
+        }))
+        .await
+        .expect("list transfers"),
+    )
+    .expect("records")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_send_asks_first_and_the_marks_survive_a_restart() {
     let mut h = Harness::start().await;
@@ -139,5 +151,65 @@ async fn a_send_the_server_refused_leaves_no_mark() {
         .await
         .expect("the retry is a first send, not a resend");
     assert_eq!(list(&h, &review).await.len(), 1);
+    h.stop().await;
+}
+
+/// (20.3) Crosscheck dies after the click and before OpenCode accepted the prompt: nothing
+/// reached the implementer, so after the restart the message carries no sent mark (its pending
+/// claim is checked against the implementer's messages and dropped), and the next click is a
+/// first send, not "Send again?".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transfer_lost_in_a_crash_is_not_marked_sent() {
+    let mut h = Harness::start().await;
+    let (o, review, reply) = reviewed(&h).await;
+    // The server never accepts the prompt: the process is killed while it waits.
+    h.fake.stall_next("PROMPT", &o);
+    let api = h.api.clone();
+    let request = transfer(&review, &reply, None);
+    let click = tokio::spawn(async move { api.handle(request).await });
+    h.fake
+        .wait_until("the transfer's prompt to arrive", SHORT, |s| {
+            s.requests
+                .iter()
+                .filter(|r| {
+                    r.route == "POST /session/:id/prompt_async"
+                        && r.session_id.as_deref() == Some(o.as_str())
+                })
+                .count()
+                == 2
+        })
+        .await;
+    click.abort();
+    let _ = click.await;
+    assert_eq!(
+        h.fake
+            .messages(&o)
+            .iter()
+            .filter(|m| m.info["role"] == "user")
+            .count(),
+        1,
+        "only the handoff request reached the implementer"
+    );
+    h.restart_core().await;
+    let after_restart = list_json(&h, &review).await;
+    assert!(
+        after_restart.iter().all(|r| r["pending"] == true),
+        "a send the server never accepted is not marked sent: {after_restart:?}"
+    );
+    h.request(transfer(&review, &reply, None))
+        .await
+        .expect("the next click is a first send");
+    let marks = list_json(&h, &review).await;
+    assert_eq!(marks.len(), 1, "{marks:?}");
+    assert_eq!(marks[0]["pending"], false, "accepted: sent");
+    assert_eq!(
+        h.fake
+            .messages(&o)
+            .iter()
+            .filter(|m| m.info["role"] == "user")
+            .count(),
+        2,
+        "the feedback reached the implementer once"
+    );
     h.stop().await;
 }

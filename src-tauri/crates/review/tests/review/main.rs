@@ -8,4 +8,6 @@ mod common;
 mod cadence;
 mod contract;
 mod findings_shapes;
+mod trust;
 mod verdict_shapes;
+mod verdict_spellings;

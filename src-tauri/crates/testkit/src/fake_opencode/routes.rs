@@ -207,6 +207,10 @@ pub(super) async fn route_request(
             if take_failure(shared, "PROMPT", id) {
                 return injected_failure();
             }
+            if take_stall(shared, "PROMPT", id) {
+                shared.bump();
+                return std::future::pending().await;
+            }
             if !body["parts"].is_array() {
                 return bad_request("parts must be an array");
             }
@@ -326,6 +330,21 @@ pub(super) fn take_failure(shared: &Shared, method: &str, id: &str) -> bool {
     {
         Some(i) => {
             st.fail_next.remove(i);
+            true
+        }
+        None => false,
+    }
+}
+
+pub(super) fn take_stall(shared: &Shared, method: &str, id: &str) -> bool {
+    let mut st = shared.lock();
+    match st
+        .stall_next
+        .iter()
+        .position(|(m, s)| m == method && s == id)
+    {
+        Some(i) => {
+            st.stall_next.remove(i);
             true
         }
         None => false,

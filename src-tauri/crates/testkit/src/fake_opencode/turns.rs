@@ -44,8 +44,9 @@ pub(super) async fn run_turn(shared: Arc<Shared>, sid: String, user_id: String, 
             json!({"sessionID": sid, "status": {"type": "busy"}}),
         );
         match &reply.end {
-            End::UpFront(error) => {
-                fail_up_front(&shared, &mut st, &dir, &sid, error);
+            End::UpFront(error) | End::UpFrontNameOnly(error) => {
+                let name_only = matches!(reply.end, End::UpFrontNameOnly(_));
+                fail_up_front(&shared, &mut st, &dir, &sid, error, name_only);
                 None
             }
             End::Steps { before, after } => {
@@ -62,7 +63,15 @@ pub(super) async fn run_turn(shared: Arc<Shared>, sid: String, user_id: String, 
                 None
             }
             _ => {
-                let with_text = matches!(reply.end, End::Complete | End::Hang);
+                if let End::SilentThenHang(calls) = reply.end {
+                    for _ in 0..calls {
+                        silent_step(&shared, &mut st, &dir, &sid, &user_id, &agent);
+                    }
+                }
+                let with_text = matches!(
+                    reply.end,
+                    End::Complete | End::Hang | End::SilentThenHang(_)
+                );
                 let (assistant, text_part) = start_assistant(
                     &shared, &mut st, &dir, &sid, &user_id, &agent, &model, with_text,
                 );
@@ -157,9 +166,17 @@ fn post_user_message(
     (agent, model)
 }
 
-/// An error before the turn starts (an unknown model): `session.error`, idle, and the error
-/// again with the server's stack trace, as the real server sends it.
-fn fail_up_front(shared: &Shared, st: &mut FakeState, dir: &str, sid: &str, error: &Value) {
+/// An error before the turn starts (an unknown model or agent): `session.error`, idle, and the
+/// error again with the server's stack trace, as the real server sends it (for an unknown
+/// agent, `name_only`, the repeat's message is only the error's name).
+fn fail_up_front(
+    shared: &Shared,
+    st: &mut FakeState,
+    dir: &str,
+    sid: &str,
+    error: &Value,
+    name_only: bool,
+) {
     shared.emit(
         dir,
         "session.error",
@@ -169,9 +186,16 @@ fn fail_up_front(shared: &Shared, st: &mut FakeState, dir: &str, sid: &str, erro
     go_idle(shared, st, dir, sid);
     let mut traced = error.clone();
     let message = error["data"]["message"].as_str().unwrap_or_default();
-    traced["data"]["message"] = json!(format!(
-        "ProviderModelNotFoundError: {message}\n    at SessionPrompt.getModel (/$bunfs/root/chunk.js:1:1)"
-    ));
+    traced["data"]["message"] = if name_only {
+        let name = error["name"].as_str().unwrap_or_default();
+        json!(format!(
+            "{name}\n    at Agent.get (/$bunfs/root/chunk.js:1:1)"
+        ))
+    } else {
+        json!(format!(
+            "ProviderModelNotFoundError: {message}\n    at SessionPrompt.getModel (/$bunfs/root/chunk.js:1:1)"
+        ))
+    };
     shared.emit(
         dir,
         "session.error",
@@ -232,7 +256,7 @@ fn start_assistant(
 /// Waits for the reply's delay, or for a test's abort or silent end (a hang waits for those).
 async fn wait_for_end(reply: &Reply, control: oneshot::Receiver<Action>) -> Option<Action> {
     match reply.end {
-        End::Hang => control.await.ok(),
+        End::Hang | End::SilentThenHang(_) => control.await.ok(),
         _ => {
             let mut control = control;
             tokio::select! {
@@ -356,6 +380,54 @@ fn stream_text(
             json!({"sessionID": sid, "info": done}),
         );
     }
+}
+
+/// One model call that writes no text: an assistant step with an empty text part and a tool
+/// call, completed with `finish: "tool-calls"`.
+fn silent_step(
+    shared: &Shared,
+    st: &mut FakeState,
+    dir: &str,
+    sid: &str,
+    user_id: &str,
+    agent: &str,
+) {
+    let id = st.server_message_id();
+    let mut info = json!({
+        "id": id, "parentID": user_id, "role": "assistant", "mode": agent, "agent": agent,
+        "path": {"cwd": dir, "root": dir}, "cost": 0,
+        "tokens": {"input": 0, "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}},
+        "modelID": "fake-model", "providerID": "fake",
+        "time": {"created": st.server_now()}, "sessionID": sid,
+    });
+    st.put_info(sid, info.clone());
+    shared.emit(
+        dir,
+        "message.updated",
+        json!({"sessionID": sid, "info": info}),
+    );
+    let parts = [
+        json!({"id": ids::part_id(), "messageID": id, "sessionID": sid, "type": "step-start"}),
+        json!({"id": ids::part_id(), "messageID": id, "sessionID": sid, "type": "text", "text": ""}),
+        json!({"id": ids::part_id(), "messageID": id, "sessionID": sid, "type": "tool", "tool": "invalid", "callID": format!("call_{id}"), "state": {"status": "error", "input": {}, "error": "garbage"}}),
+        json!({"id": ids::part_id(), "messageID": id, "sessionID": sid, "type": "step-finish", "reason": "tool-calls"}),
+    ];
+    for part in parts {
+        st.put_part(sid, part.clone());
+        shared.emit(
+            dir,
+            "message.part.updated",
+            json!({"sessionID": sid, "part": part, "time": now_ms()}),
+        );
+    }
+    info["time"]["completed"] = json!(st.server_now());
+    info["finish"] = json!("tool-calls");
+    st.put_info(sid, info.clone());
+    shared.emit(
+        dir,
+        "message.updated",
+        json!({"sessionID": sid, "info": info}),
+    );
 }
 
 /// Idle, `session.idle`, and the instant kept for [`FakeOpencode::idle_emitted`].

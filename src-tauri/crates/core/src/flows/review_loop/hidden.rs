@@ -2,8 +2,6 @@
 //! reviewer (with a note when claimed fixes left the code unchanged) and the answer-by-id
 //! instruction for the implementer. The visible parts keep the seed's words.
 
-use crosscheck_opencode::{PartInput, TextPartInput};
-
 use crate::error::Result;
 use crate::prompts::{
     REVIEW_ANSWER_INSTRUCTIONS, REVIEW_FINDINGS_INSTRUCTIONS, REVIEW_UNCHANGED_NOTE, Registry,
@@ -23,12 +21,4 @@ pub fn for_reviewer(registry: &Registry, claimed_unchanged: &[String]) -> Result
 /// The hidden instruction for review feedback sent to the implementer.
 pub fn for_implementer(registry: &Registry) -> Result<String> {
     registry.render(REVIEW_ANSWER_INSTRUCTIONS, &[])
-}
-
-/// A prompt's parts: the visible text, then the hidden one.
-pub fn parts(visible: String, hidden: String) -> Vec<PartInput> {
-    vec![
-        TextPartInput::visible(visible),
-        TextPartInput::synthetic(hidden),
-    ]
 }

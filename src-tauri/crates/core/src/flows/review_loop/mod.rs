@@ -22,7 +22,7 @@ use tokio::sync::watch;
 
 pub use record::{LoopPhase, LoopState, LoopStop, PendingSend, StopReason};
 
-use crate::api_types::{Change, Connection};
+use crate::api_types::Change;
 use crate::core::Core;
 use crate::error::{Error, Result};
 use crate::flows::now_ms;
@@ -121,7 +121,7 @@ pub async fn start(core: &Core, session_id: &str, options: LoopOptions) -> Resul
     if let Some(running) = running_state(core, &original)? {
         return Ok(running);
     }
-    let follow = crate::flows::handoff::Follow::new(core, &review).await?;
+    let follow = crate::turn::Follow::new(core, &review).await?;
     let awaiting = core
         .read_store(|s, _| crate::flows::reply::last_prompt_id(s, &review))
         .ok_or_else(|| {
@@ -217,23 +217,26 @@ pub async fn stop(core: &Core, session_id: &str) -> Result<Option<LoopState>> {
     if state.ended {
         return Ok(Some(state));
     }
-    let mut changes = core.subscribe();
     if core.loops().stop(&state.original_session_id) {
         let limit = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
-        loop {
-            match tokio::time::timeout_at(limit, changes.recv()).await {
-                Ok(Ok(stamped)) => {
-                    if let Change::Loop { state: s } = stamped.change
-                        && s.id == state.id
-                        && s.ended
-                    {
-                        return Ok(Some(s));
-                    }
-                }
-                Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {}
-                _ => return record::load(core.db(), session_id),
-            }
-        }
+        let loop_id = state.id.clone();
+        let ended = crate::turn::wait_for(
+            core,
+            |change| matches!(change, Change::Loop { state: s } if s.id == loop_id),
+            |_| {
+                record::load(core.db(), session_id)
+                    .ok()
+                    .flatten()
+                    .filter(|s| s.ended)
+            },
+            Some(limit),
+            None,
+        )
+        .await;
+        return match ended {
+            Ok(crate::turn::Waited::Done(s)) => Ok(Some(s)),
+            _ => record::load(core.db(), session_id),
+        };
     }
     let mut task = run::LoopTask {
         core: core.clone(),
@@ -251,12 +254,8 @@ pub async fn stop(core: &Core, session_id: &str) -> Result<Option<LoopState>> {
 
 /// Resumes the loops whose records say they were running, once the core is connected.
 pub(crate) async fn resume_all(core: Core) {
-    let mut changes = core.subscribe();
-    while !matches!(core.connection(), Connection::Ready { .. }) {
-        match changes.recv().await {
-            Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-        }
+    if crate::turn::until_ready(&core).await.is_err() {
+        return;
     }
     let records = match record::list(core.db()) {
         Ok(r) => r,

@@ -1,6 +1,7 @@
 //! The loop's decisions after a reviewer reply, as pure functions of the link's findings: stop
 //! (clean, nothing at the threshold, disputed, stalled, round cap, unparsed) or forward the open
-//! findings at or above the threshold to the implementer.
+//! findings at or above the threshold to the implementer. A CLEAN is clean only when it closes
+//! by id every finding at or above the threshold that was open before it.
 
 use std::collections::BTreeSet;
 
@@ -56,11 +57,25 @@ pub fn after_review(
         );
     }
     if reply.is_clean() {
-        return Decision::Stop(
-            StopReason::Clean,
-            "the reviewer found nothing open".into(),
-            Vec::new(),
+        let unclosed = unclosed_by_clean(view, reply, round, threshold);
+        if unclosed.is_empty() {
+            return Decision::Stop(
+                StopReason::Clean,
+                "the reviewer found nothing open".into(),
+                Vec::new(),
+            );
+        }
+        // Not clean: what was open stays open, and the rules below decide.
+        let ids = unclosed.iter().cloned().collect::<Vec<_>>().join(", ");
+        let note = format!(
+            "the reviewer's CLEAN does not close {ids} by id (fixed or withdrawn), so the loop does not end clean"
         );
+        return match decide_open(view, unclosed, round, loop_round, threshold, max_rounds) {
+            Decision::Stop(reason, detail, ids) => {
+                Decision::Stop(reason, format!("{note}; {detail}"), ids)
+            }
+            forward => forward,
+        };
     }
     let open = open_after(view, round, threshold);
     if open.is_empty() {
@@ -75,6 +90,50 @@ pub fn after_review(
             below,
         );
     }
+    decide_open(view, open, round, loop_round, threshold, max_rounds)
+}
+
+/// The findings at or above `threshold` that were open before reviewer round `round` (open,
+/// disputed, or only claimed fixed by the implementer) and that its CLEAN reply neither fixes
+/// nor withdraws by id: a CLEAN does not close them.
+fn unclosed_by_clean(
+    view: &FindingsView,
+    reply: &FindingsReply,
+    round: u32,
+    threshold: Severity,
+) -> BTreeSet<String> {
+    let FindingsReply::Parsed { statuses, .. } = reply else {
+        return BTreeSet::new();
+    };
+    let closed: BTreeSet<&str> = statuses
+        .iter()
+        .filter(|s| s.status.is_settled())
+        .map(|s| s.id.as_str())
+        .collect();
+    view.findings
+        .iter()
+        .filter(|f| f.severity.at_least(threshold) && !closed.contains(f.id.as_str()))
+        .filter(|f| {
+            f.history
+                .iter()
+                .rev()
+                .find(|h| h.round < round)
+                .is_some_and(|h| !h.status.is_settled())
+        })
+        .map(|f| f.id.clone())
+        .collect()
+}
+
+/// The rules for a round that leaves `open` (non-empty) open at or above the threshold:
+/// disputed, stalled, round cap, or forward.
+fn decide_open(
+    view: &FindingsView,
+    open: BTreeSet<String>,
+    round: u32,
+    loop_round: u32,
+    threshold: Severity,
+    max_rounds: u32,
+) -> Decision {
     // A finding the implementer disputed in the last round that the reviewer keeps open.
     let disputed: Vec<&FindingView> = view
         .findings
@@ -327,6 +386,41 @@ mod tests {
         assert_eq!(ids, ["F1"]);
         assert!(detail.contains("the name is never empty"), "{detail}");
         assert!(detail.contains("callers pass user input"), "{detail}");
+    }
+
+    #[test]
+    fn clean_does_not_end_the_loop_while_a_finding_open_before_it_is_not_closed_by_id() {
+        let mut l = Link::new();
+        l.review(
+            "FINDINGS\n- [F1] major — greet() panics\n- [F2] nit — doc comment\nVERDICT: FLAGS (2)",
+            5,
+        );
+        l.answer("- [F1] FIXED");
+        // CLEAN without a word on F1: F1 was open (the implementer only claims it fixed).
+        let d = l.review("Looks good to me.\nVERDICT: CLEAN", 5);
+        assert_ne!(reason(&d), Some(StopReason::Clean), "{d:?}");
+        let Decision::Stop(_, detail, ids) = &d else {
+            panic!("stops for the person: {d:?}")
+        };
+        assert_eq!(ids, &["F1"]);
+        assert!(detail.contains("F1"), "{detail}");
+        let v = view(&l.db, "r").expect("view");
+        assert_ne!(v.findings[0].status, FindingStatus::Fixed);
+        // Closed by id, the same CLEAN ends it; the nit below the threshold need not be named.
+        let d = l.review("FINDINGS\n- [F1] FIXED\nVERDICT: CLEAN", 5);
+        assert_eq!(reason(&d), Some(StopReason::Clean), "{d:?}");
+    }
+
+    #[test]
+    fn clean_after_a_withdrawal_by_id_ends_the_loop() {
+        let mut l = Link::new();
+        l.review("FINDINGS\n- [F1] blocker — x\nVERDICT: FLAGS (1)", 5);
+        l.answer("- [F1] DISPUTED — not reachable");
+        let d = l.review(
+            "FINDINGS\n- [F1] WITHDRAWN — right, it is not reachable\nVERDICT: CLEAN",
+            5,
+        );
+        assert_eq!(reason(&d), Some(StopReason::Clean), "{d:?}");
     }
 
     #[test]

@@ -6,9 +6,10 @@
 //! not have that id yet, and a reply recorded before is recorded once.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use crosscheck_opencode::{MessageWithParts, PromptRequest, ids};
-use tokio::sync::{broadcast, watch};
+use crosscheck_opencode::{MessageWithParts, ids};
+use tokio::sync::watch;
 
 use super::hidden;
 use super::reconcile::{self, Checked, RECONCILE_PAGE};
@@ -19,11 +20,11 @@ use crate::api_types::{Change, NoticeLevel};
 use crate::core::Core;
 use crate::error::{Error, Result};
 use crate::findings;
-use crate::flows::handoff::{Follow, current_choice};
 use crate::flows::now_ms;
-use crate::flows::reply::{interrupted, reply_message_id, reply_outcome};
+use crate::flows::reply::interrupted;
 use crate::prompts;
 use crate::store::{Store, Transcript};
+use crate::turn::{self, Delivery, Follow, Prompt, Seen, TurnEnd, current_choice};
 
 /// The stop detail when the user wrote in one of the sessions.
 const TOOK_OVER: &str = "you wrote in one of the sessions, so the loop left it to you";
@@ -144,7 +145,6 @@ impl LoopTask {
                     vec![],
                 ));
             }
-            let mut changes = core.subscribe();
             let mut continuity = None;
             if let Some(pending) = self.state.pending.clone() {
                 let gaps = reconcile::Continuity::before_send(&core);
@@ -185,10 +185,7 @@ impl LoopTask {
                     async move { super::code::full(&directory).await },
                 ))
             });
-            let (text, reply_id) = match self
-                .wait_reply(&mut changes, &session, &awaiting, continuity)
-                .await?
-            {
+            let (text, reply_id) = match self.wait_reply(&session, &awaiting, continuity).await? {
                 Ok(done) => done,
                 Err(Interrupt::Stop(reason, detail)) => return Ok((reason, detail, vec![])),
             };
@@ -388,185 +385,172 @@ impl LoopTask {
         }
     }
 
-    /// Sends a chosen prompt unless the server has its id already (sent before a restart, or
-    /// delivered although the transport failed).
+    /// Sends a chosen prompt through the turn room: a prompt chosen in this run goes out at once;
+    /// one found in the record after a restart only when the server does not have its id yet.
     async fn ensure_sent(&self, pending: &PendingSend, fresh: bool) -> Result<()> {
-        let client = self.core.client()?;
-        // Hot path: a prompt chosen just now needs only the one request.
         let session = self.core.known_session(&pending.session_id).await?;
-        if !fresh
-            && self
-                .server_has(&pending.session_id, &pending.message_id)
-                .await?
-        {
-            return Ok(());
-        }
-        let choice = current_choice(&self.core, &session);
-        let request = PromptRequest {
-            message_id: Some(pending.message_id.clone()),
-            parts: hidden::parts(pending.visible.clone(), pending.hidden.clone()),
-            model: choice.model,
-            agent: choice.agent,
-            variant: choice.variant,
+        let prompt = Prompt {
+            session_id: pending.session_id.clone(),
+            message_id: pending.message_id.clone(),
+            parts: turn::with_hidden(pending.visible.clone(), pending.hidden.clone()),
+            choice: current_choice(&self.core, &session),
         };
-        match client.prompt_async(&pending.session_id, &request).await {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                // Maybe delivered: look before sending again, once.
-                if self
-                    .server_has(&pending.session_id, &pending.message_id)
-                    .await?
-                {
-                    return Ok(());
-                }
-                tracing::warn!(loop_id = %self.state.id, "sending a loop step failed once: {e}");
-                client.prompt_async(&pending.session_id, &request).await?;
-                Ok(())
-            }
+        let delivery = if fresh {
+            Delivery::Fresh
+        } else {
+            Delivery::MaybeSent
+        };
+        match turn::send(&self.core, &prompt, delivery).await {
+            Err(e) if turn::is_gone(&e) => Err(Error::SessionNotFound(pending.session_id.clone())),
+            other => other,
         }
     }
 
-    async fn server_has(&self, session_id: &str, message_id: &str) -> Result<bool> {
-        if self.core.read_store(|s, _| {
-            s.transcript(session_id)
-                .is_some_and(|t| t.message(message_id).is_some())
-        }) {
-            return Ok(true);
-        }
-        let page = self
-            .core
-            .client()?
-            .messages(session_id, Some(RECONCILE_PAGE), None)
-            .await?;
-        Ok(page.messages.iter().any(|m| m.info.id == message_id))
-    }
-
-    /// Waits for the reply to `awaiting` in `session`, or for a stop rule.
+    /// Waits (in the turn room) for the reply to `awaiting` in `session`, or for a stop rule.
     async fn wait_reply(
         &mut self,
-        changes: &mut broadcast::Receiver<crate::api_types::Stamped>,
         session: &str,
         awaiting: &str,
         mut continuity: Option<reconcile::Continuity>,
     ) -> Result<std::result::Result<(String, String), Interrupt>> {
         let errors_before = self.core.read_store(|s, _| s.session_error_serial(session));
-        let mut recheck = true;
-        loop {
-            if recheck {
-                if let Some(stop) = self.check(session, awaiting, errors_before) {
-                    return Ok(Err(stop));
-                }
-                let done = self.core.read_store(|s, _| {
-                    reply_outcome(s, session, awaiting)
-                        .map(|o| o.map(|text| (text, reply_message_id(s, session, awaiting))))
-                });
-                match done {
-                    Some(Ok((text, Some(reply_id)))) => {
-                        self.timer = Some(super::timing::StepTimer::start());
-                        // The event stream is lossy where it breaks: unbroken since the send
-                        // and read over REST while the turn ran, the store's transcript is the
-                        // server's; else the server's own transcript decides now.
-                        if let Some(c) = continuity.take() {
-                            let verdict = c.verdict(&self.core).await;
-                            if let Some(t) = &mut self.timer {
-                                t.mark("continuity");
-                            }
-                            match verdict {
-                                Some(Checked::Clear) => return Ok(Ok((text, reply_id))),
-                                Some(Checked::TookOver) => {
-                                    return Ok(Err(Interrupt::Stop(
-                                        StopReason::UserTookOver,
-                                        TOOK_OVER.into(),
-                                    )));
-                                }
-                                None => {}
-                            }
-                        }
-                        let reconciled = self.reconcile(session, awaiting).await;
-                        if let Some(t) = &mut self.timer {
-                            t.mark("read");
-                        }
-                        match reconciled? {
-                            Some(Ok((text, id))) => return Ok(Ok((text, id))),
-                            Some(Err(stop)) => return Ok(Err(stop)),
-                            None => {
-                                tracing::debug!(
-                                    session,
-                                    "the server has not finished {reply_id} yet: {}",
-                                    text.len()
-                                );
-                            }
-                        }
-                    }
-                    Some(Ok((_, None))) => {}
-                    Some(Err(Error::HandoffAborted)) => {
-                        return Ok(Err(Interrupt::Stop(
-                            StopReason::Aborted,
-                            "a turn was aborted".into(),
-                        )));
-                    }
-                    Some(Err(e)) => {
-                        return Ok(Err(Interrupt::Stop(
-                            StopReason::TurnFailed,
-                            format!("a turn failed: {e}"),
-                        )));
-                    }
-                    None => {}
-                }
+        let pair = [
+            self.state.original_session_id.clone(),
+            self.state.review_session_id.clone(),
+        ];
+        let reset = AtomicBool::new(false);
+        let filter = |change: &Change| {
+            if matches!(change, Change::TranscriptReset { page } if page.session_id == session) {
+                reset.store(true, Ordering::Relaxed);
             }
-            tokio::select! {
-                received = changes.recv() => match received {
-                    Ok(stamped) => {
-                        recheck = self.relevant(&stamped.change);
-                        if let Change::TranscriptReset { page } = &stamped.change
-                            && page.session_id == session
-                            && self.core.read_store(|s, _| interrupted(s, session, awaiting))
-                            && self.server_says_interrupted(session, awaiting).await?
-                        {
-                            return Ok(Err(Interrupt::Stop(
-                                StopReason::TurnFailed,
-                                "the server restarted in the middle of a turn".into(),
-                            )));
-                        }
-                    }
-                    Err(broadcast::error::RecvError::Lagged(_)) => recheck = true,
-                    Err(broadcast::error::RecvError::Closed) => {
-                        return Err(Error::Internal("change stream closed".into()));
-                    }
-                },
-                stopped = self.stop.changed() => {
-                    if stopped.is_err() {
-                        // The switch is gone: the core is shutting down and ends this task. The
-                        // record stays as it is, so the next start resumes the loop.
-                        std::future::pending::<()>().await;
-                    }
-                    return Ok(Err(Interrupt::Stop(StopReason::UserStopped, "stopped by the user".into())));
-                }
-            }
-        }
-    }
-
-    fn relevant(&self, change: &Change) -> bool {
-        let ours = |sid: &str| {
-            sid == self.state.review_session_id || sid == self.state.original_session_id
+            turn::may_end_turn(change, &[&pair[0], &pair[1]])
         };
-        match change {
-            Change::Status { session_id, .. }
-            | Change::SessionError { session_id, .. }
-            | Change::SessionRemoved { session_id }
-            | Change::PermissionAsked {
-                request: crosscheck_opencode::PermissionRequest { session_id, .. },
-            } => ours(session_id),
-            Change::MessageUpserted { info } => ours(&info.session_id),
-            Change::PartUpserted { part } => ours(&part.session_id),
-            Change::TranscriptReset { page } => ours(&page.session_id),
-            Change::SessionsReset { .. } => true,
-            _ => false,
+        let mut waiter = turn::Waiter::new(&self.core, None, Some(self.stop.clone()));
+        loop {
+            match waiter.next(&filter).await? {
+                turn::Woke::Check(_) => {}
+                turn::Woke::Cancelled | turn::Woke::TimedOut => {
+                    return Ok(Err(Interrupt::Stop(
+                        StopReason::UserStopped,
+                        "stopped by the user".into(),
+                    )));
+                }
+            }
+            let reloaded = reset.swap(false, Ordering::Relaxed);
+            if let Some(done) = self
+                .step_ended(session, awaiting, errors_before, reloaded, &mut continuity)
+                .await?
+            {
+                return Ok(done);
+            }
         }
     }
 
-    /// The stop rules the store can tell while a turn runs.
-    fn check(&self, session: &str, awaiting: &str, errors_before: u64) -> Option<Interrupt> {
+    /// Asked by [`Self::wait_reply`] after each change that can end the turn: `Some` when the
+    /// reply is in (and the server agrees) or a stop rule holds.
+    async fn step_ended(
+        &mut self,
+        session: &str,
+        awaiting: &str,
+        errors_before: u64,
+        reloaded: bool,
+        continuity: &mut Option<reconcile::Continuity>,
+    ) -> Result<Option<std::result::Result<(String, String), Interrupt>>> {
+        if reloaded
+            && self
+                .core
+                .read_store(|s, _| interrupted(s, session, awaiting))
+            && self.server_says_interrupted(session, awaiting).await?
+        {
+            return Ok(Some(Err(Interrupt::Stop(
+                StopReason::TurnFailed,
+                "the server restarted in the middle of a turn".into(),
+            ))));
+        }
+        if let Some(stop) = self.check() {
+            return Ok(Some(Err(stop)));
+        }
+        let seen = self
+            .core
+            .read_store(|s, _| turn::turn_end(s, session, awaiting, errors_before));
+        let end = match seen {
+            Seen::Ended(end) => end,
+            Seen::Running => return Ok(None),
+            Seen::Unlisted => {
+                // Not in the list (deleted, or missing from a reload): the server decides.
+                if let Err(Error::SessionNotFound(id)) = self.core.session(session).await {
+                    return Err(Error::SessionNotFound(id));
+                }
+                match self
+                    .core
+                    .read_store(|s, _| turn::transcript_end(s, session, awaiting, errors_before))
+                {
+                    Some(end) => end,
+                    None => return Ok(None),
+                }
+            }
+        };
+        let (text, reply_id) = match end {
+            TurnEnd::Completed { text, .. } if text.is_empty() => {
+                return Ok(Some(Err(Interrupt::Stop(
+                    StopReason::TurnFailed,
+                    format!("a turn failed: {}", Error::NoAssistantText),
+                ))));
+            }
+            TurnEnd::Completed {
+                text,
+                reply_id: Some(reply_id),
+            } => (text, reply_id),
+            TurnEnd::Aborted => {
+                return Ok(Some(Err(Interrupt::Stop(
+                    StopReason::Aborted,
+                    "a turn was aborted".into(),
+                ))));
+            }
+            TurnEnd::Failed(words) => {
+                return Ok(Some(Err(Interrupt::Stop(
+                    StopReason::TurnFailed,
+                    format!("a turn failed: {words}"),
+                ))));
+            }
+            _ => return Ok(None),
+        };
+        self.timer = Some(super::timing::StepTimer::start());
+        // The event stream is lossy where it breaks: unbroken since the send and read over REST
+        // while the turn ran, the store's transcript is the server's; else the server's own
+        // transcript decides now.
+        if let Some(c) = continuity.take() {
+            let verdict = c.verdict(&self.core).await;
+            if let Some(t) = &mut self.timer {
+                t.mark("continuity");
+            }
+            match verdict {
+                Some(Checked::Clear) => return Ok(Some(Ok((text, reply_id)))),
+                Some(Checked::TookOver) => {
+                    return Ok(Some(Err(Interrupt::Stop(
+                        StopReason::UserTookOver,
+                        TOOK_OVER.into(),
+                    ))));
+                }
+                None => {}
+            }
+        }
+        let reconciled = self.reconcile(session, awaiting).await;
+        if let Some(t) = &mut self.timer {
+            t.mark("read");
+        }
+        match reconciled? {
+            Some(done) => Ok(Some(done)),
+            None => {
+                tracing::debug!(session, "the server has not finished {reply_id} yet");
+                Ok(None)
+            }
+        }
+    }
+
+    /// The loop's own stop rules the store can tell while a turn runs (a failed turn is the
+    /// turn room's answer).
+    fn check(&self) -> Option<Interrupt> {
         let ours: HashSet<&str> = self
             .state
             .sent_message_ids
@@ -596,15 +580,6 @@ impl LoopTask {
                 {
                     return Some(Interrupt::Stop(StopReason::UserTookOver, TOOK_OVER.into()));
                 }
-            }
-            if s.session_error_serial(session) > errors_before
-                && let Some(error) = s.session_error(session)
-            {
-                let _ = awaiting;
-                return Some(Interrupt::Stop(
-                    StopReason::TurnFailed,
-                    format!("a turn failed: {}", error.message),
-                ));
             }
             None
         })
@@ -654,22 +629,29 @@ impl LoopTask {
                 TOOK_OVER.into(),
             ))));
         }
-        let mut store = Store::default();
-        store.put_transcript(session, Transcript::from_page(page.messages, None));
-        let outcome = reply_outcome(&store, session, awaiting);
-        let reply_id = reply_message_id(&store, session, awaiting);
-        Ok(match (outcome, reply_id) {
-            (Some(Ok(text)), Some(id)) => Some(Ok((text, id))),
-            (Some(Err(Error::HandoffAborted)), _) => Some(Err(Interrupt::Stop(
-                StopReason::Aborted,
-                "a turn was aborted".into(),
-            ))),
-            (Some(Err(e)), _) => Some(Err(Interrupt::Stop(
-                StopReason::TurnFailed,
-                format!("a turn failed: {e}"),
-            ))),
-            _ => None,
-        })
+        Ok(
+            match turn::ended_on_page(page.messages, session, awaiting) {
+                Some(TurnEnd::Completed {
+                    text,
+                    reply_id: Some(id),
+                }) if !text.is_empty() => Some(Ok((text, id))),
+                Some(TurnEnd::Completed { text, .. }) if text.is_empty() => {
+                    Some(Err(Interrupt::Stop(
+                        StopReason::TurnFailed,
+                        format!("a turn failed: {}", Error::NoAssistantText),
+                    )))
+                }
+                Some(TurnEnd::Aborted) => Some(Err(Interrupt::Stop(
+                    StopReason::Aborted,
+                    "a turn was aborted".into(),
+                ))),
+                Some(TurnEnd::Failed(words)) => Some(Err(Interrupt::Stop(
+                    StopReason::TurnFailed,
+                    format!("a turn failed: {words}"),
+                ))),
+                _ => None,
+            },
+        )
     }
 }
 
