@@ -252,3 +252,35 @@ test('a row written by the `crosscheck gate plan` binary is pushed to the open p
   await until(async () => (await rows().count()) === 2, 'both rows after reopening');
   assert.deepEqual(pageErrors, []);
 });
+
+test('the verdict filter narrows the list; a row opens the reply it reviewed and Review again runs it anew', async () => {
+  await until(async () => (await rows().count()) === 2, 'both rows');
+  const verdict = page.locator('[data-testid="reviews-verdict"]');
+  await verdict.selectOption('flagged');
+  await until(async () => (await rows().count()) === 1, 'only the flagged row');
+  assert.equal(await rows().first().getAttribute('data-source'), 'message');
+  // Select it (a click on the selected row would close it).
+  if ((await rows().first().getAttribute('aria-pressed')) !== 'true') await rows().first().click();
+  const open = page.locator('[data-testid="review-open"]');
+  await open.waitFor({ state: 'visible', timeout: WAIT });
+  assert.equal(await open.innerText(), 'Open the reply');
+  await page.mouse.move(0, 0);
+  await screenshot(page, 'reviews-panel-filter-open-again');
+
+  // Open: the reviewed reply is brought into view in its session and marked.
+  await open.click();
+  await page.locator(`[data-testid="chat"][data-session-id="${session.id}"] [data-revealed="true"] [data-testid="message-assistant"]`)
+    .filter({ hasText: 'Plan: parse CRLF config files' })
+    .waitFor({ timeout: WAIT });
+
+  // Review again: the same reply goes to the reviewer once more and the row takes the new verdict.
+  ms.script([{ text: CLEAN_REVIEW }]);
+  const before = ms.chatRequests().length;
+  await page.locator('[data-testid="review-again"]').click();
+  await until(async () => ms.chatRequests().length > before, 'the reviewer asked again');
+  assert.ok(ms.chatRequests().at(-1).lastUserText.includes(PLAN.trim()), 'the same reply was reviewed');
+  await verdict.selectOption('');
+  const appRow = page.locator('[data-testid="reviews-panel"] [data-testid="review-row"][data-source="message"]');
+  await until(async () => (await appRow.getAttribute('data-status')) === 'clean', 'the row clean after the second review');
+  assert.deepEqual(pageErrors, []);
+});

@@ -174,8 +174,15 @@ describe('App', () => {
     input.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', shiftKey: true, bubbles: true }));
     expect(requests.some((r) => r.cmd === 'sendPrompt')).toBe(false);
     input.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
-    await vi.waitFor(() => expect(requests.find((r) => r.cmd === 'sendPrompt')).toMatchObject({ cmd: 'sendPrompt', sessionId: 'ses_rev', text: 'Thanks' }));
     await vi.waitFor(() => expect(input.value).toBe(''));
+    // The session is still busy (the test before): the prompt waits here, marked queued, and
+    // goes out when the turn ends.
+    await settle();
+    expect($('[data-testid="composer-queued"]')?.textContent).toContain('Thanks');
+    expect(requests.some((r) => r.cmd === 'sendPrompt')).toBe(false);
+    push([{ seq: 17, change: { type: 'status', sessionId: 'ses_rev', status: { type: 'idle' } } }]);
+    await vi.waitFor(() => expect(requests.find((r) => r.cmd === 'sendPrompt')).toMatchObject({ cmd: 'sendPrompt', sessionId: 'ses_rev', text: 'Thanks' }));
+    await vi.waitFor(() => expect($('[data-testid="composer-queued"]')).toBeNull());
   });
 
   it('filters sessions by title', async () => {

@@ -11,6 +11,7 @@ const { default: MessageItem } = await import('$lib/components/MessageItem.svelt
 const { default: TurnItem } = await import('$lib/components/TurnItem.svelte');
 const { default: ReviewsPanel } = await import('$lib/components/ReviewsPanel.svelte');
 const { store } = await import('$lib/state/store.svelte');
+const { ui } = await import('$lib/state/ui.svelte');
 const { MessageView } = await import('$lib/state/transcript.svelte');
 const { toasts } = await import('$lib/state/toasts.svelte');
 const { transferDirectionOf, groupSessions } = await import('$lib/sessions');
@@ -88,6 +89,26 @@ describe('MessageItem', () => {
     app = null;
     const plain = render({ message: prompt });
     expect(plain.querySelector('[data-testid="session-error"]')).toBeNull();
+  });
+
+  it("shows the handoff in a review session's first message as rendered markdown, a plain session's prompt as typed", () => {
+    setLocale('en');
+    const handoff = '## Handoff\n\n- **Changed** `greet()`\n<img src=x onerror=alert(1)>';
+    const prompt = (sessionID: string) =>
+      new MessageView({ id: 'msg_h', sessionID, role: 'user', time: { created: 1 } }, [
+        { id: 'prt_h', sessionID, messageID: 'msg_h', type: 'text', text: handoff, synthetic: false, ignored: false },
+      ]);
+    store.sessions.set('ses_review', { id: 'ses_review', title: 'Review', directory: '/p', link: { kind: 'review', otherSessionId: 'ses_impl', otherExists: true } } as never);
+    const el = render({ message: prompt('ses_review') });
+    expect(el.querySelector('[data-testid="message-user"] h2')?.textContent).toBe('Handoff');
+    expect(el.querySelector('[data-testid="message-user"] strong')?.textContent).toBe('Changed');
+    expect(el.textContent).not.toContain('## Handoff');
+    expect(el.querySelector('img[onerror]')).toBeNull();
+    unmount(app!);
+    app = null;
+    const plain = render({ message: prompt('ses_plain') });
+    expect(plain.textContent).toContain('## Handoff');
+    store.sessions.delete('ses_review');
   });
 
   it('renders assistant markdown without synthetic parts, with copy and transfer buttons', () => {
@@ -237,7 +258,7 @@ describe('ReviewsPanel', () => {
     expect(list[0].textContent).toContain('Reviewing');
     expect(list[1].textContent).toContain('Flagged (1)');
     expect(list[1].textContent).toContain('chat reply');
-    expect(list[1].textContent).toContain('8.3 s');
+    expect(list[1].textContent).toContain('8.3 sec');
     expect(list[2].textContent).toContain('Commit');
     expect(list[2].textContent).toContain('staged changes');
 
@@ -258,6 +279,65 @@ describe('ReviewsPanel', () => {
     el.querySelectorAll<HTMLElement>('[data-testid="review-row"]')[3].click();
     await vi.waitFor(() => expect(el.querySelector('[data-testid="review-detail"]')?.getAttribute('data-status')).toBe('unreviewed'));
     expect(el.querySelector('[data-testid="review-findings"] [role="alert"]')?.textContent).toContain('ANTHROPIC_API_KEY');
+  });
+
+  it('filters by folder and verdict, colours a commit diff, and opens and reviews again what it read', async () => {
+    setLocale('en');
+    const diff = 'diff --git a/src/a.rs b/src/a.rs\n--- a/src/a.rs\n+++ b/src/a.rs\n@@ -1,2 +1,2 @@\n fn a() {}\n-fn old() {}\n+fn new() {}\n';
+    const rows = [
+      entry({ key: 'c1', kind: 'commit', source: 'staged', cwd: '/home/dev/api', status: 'clean', outcome: 'clean', findings: 0, failedChecks: [] }),
+      entry({ key: 'p1', cwd: '/home/dev/web' }),
+      entry({ key: 'p2', cwd: '/home/dev/api', status: 'unreviewed', outcome: 'auth', failedChecks: [] }),
+    ];
+    store.sessions.set('ses_plan', { id: 'ses_plan', title: 'Plan the web app', directory: '/home/dev/web' } as never);
+    store.upsertReview({ id: 'rvw_p1', sessionId: 'ses_plan', messageId: 'msg_plan', status: 'done', kind: 'plan', key: 'p1', source: 'message', startedAt: 1 });
+    invoke.mockImplementation(async (req: { cmd: string; key?: string }) => {
+      if (req.cmd === 'listReviews') return rows;
+      if (req.cmd === 'getReview') return { entry: rows.find((r) => r.key === req.key), text: req.key === 'c1' ? diff : '# Plan' };
+      if (req.cmd === 'coldReview') return { id: 'rvw_again', sessionId: 'ses_plan', messageId: 'msg_plan', status: 'running', kind: 'plan', key: 'p1', source: 'message', startedAt: 2 };
+      return null;
+    });
+    const el = mountPanel();
+    await vi.waitFor(() => expect(el.querySelectorAll('[data-testid="review-row"]')).toHaveLength(3));
+    const pick = (testid: string, value: string) => {
+      const select = el.querySelector<HTMLSelectElement>(`[data-testid="${testid}"]`)!;
+      select.value = value;
+      select.dispatchEvent(new Event('change', { bubbles: true }));
+      flushSync();
+    };
+    const keys = () => [...el.querySelectorAll<HTMLElement>('[data-testid="review-row"]')].map((r) => r.dataset.id);
+    pick('reviews-folder', '/home/dev/api');
+    expect(keys()).toEqual(['commit:c1', 'plan:p2']);
+    pick('reviews-verdict', 'unreviewed');
+    expect(keys()).toEqual(['plan:p2']);
+    expect(el.querySelector('[data-testid="review-row"]')?.textContent).toContain('No reviewer ran');
+    pick('reviews-verdict', 'flagged');
+    expect(keys()).toEqual([]);
+    expect(el.querySelector('[data-testid="reviews-filtered-empty"]')).not.toBeNull();
+    pick('reviews-folder', '');
+    pick('reviews-verdict', '');
+
+    // A commit's staged diff shows through the diff view, with added and removed lines marked.
+    el.querySelector<HTMLElement>('[data-testid="review-row"][data-id="commit:c1"]')!.click();
+    await vi.waitFor(() => expect(el.querySelector('[data-testid="review-diff"] [data-testid="diff-view"]')).not.toBeNull());
+    const kinds = [...el.querySelectorAll<HTMLElement>('[data-testid="review-diff"] [data-testid="diff-line"]')].map((l) => l.dataset.kind);
+    expect(kinds).toContain('add');
+    expect(kinds).toContain('del');
+    // A gate's row came from no session here: nothing to open.
+    expect(el.querySelector('[data-testid="review-open"]')).toBeNull();
+
+    // A review started here opens its reply and runs again on it.
+    el.querySelector<HTMLElement>('[data-testid="review-row"][data-id="plan:p1"]')!.click();
+    await vi.waitFor(() => expect(el.querySelector('[data-testid="review-open"]')).not.toBeNull());
+    el.querySelector<HTMLElement>('[data-testid="review-open"]')!.click();
+    expect(ui.selectedSessionId).toBe('ses_plan');
+    expect(ui.revealRequest).toEqual({ sessionId: 'ses_plan', messageId: 'msg_plan' });
+    el.querySelector<HTMLElement>('[data-testid="review-again"]')!.click();
+    await vi.waitFor(() => expect(invoke).toHaveBeenCalledWith({ cmd: 'coldReview', sessionId: 'ses_plan', messageId: 'msg_plan' }));
+    await vi.waitFor(() => expect(store.reviews.get('rvw_again')?.status).toBe('running'));
+    ui.revealRequest = null;
+    store.reviews.clear();
+    store.sessions.delete('ses_plan');
   });
 
   it('loads once, then shows the rows the backend pushes without asking again', async () => {

@@ -192,3 +192,34 @@ describe('when the server is back', () => {
     store.dropTranscript('ses_gone');
   });
 });
+
+describe('after a restart', () => {
+  it('keeps the session selected before it while the server is still starting', async () => {
+    const { loadSnapshot } = await import('$lib/state/actions/boot');
+    const { ui } = await import('$lib/state/ui.svelte');
+    const snapshot = (connection: unknown, sessions: unknown[]) => ({
+      seq: 1,
+      connection,
+      sessions,
+      statuses: {},
+      permissions: [],
+      settings: store.settings,
+      tabs: [],
+      flows: [],
+      sessionErrors: {},
+    });
+    ui.select('ses_before');
+    invoke.mockResolvedValue(snapshot({ state: 'connecting' }, []));
+    await loadSnapshot();
+    expect(ui.selectedSessionId).toBe('ses_before');
+    // Connected, the server lists it: still selected.
+    invoke.mockResolvedValue(snapshot({ state: 'ready', url: 'u', version: 'v', managed: true }, [{ id: 'ses_before', title: 'Kept', directory: '/p' }]));
+    await loadSnapshot();
+    expect(ui.selectedSessionId).toBe('ses_before');
+    // Connected and not listed: it is gone.
+    invoke.mockResolvedValue(snapshot({ state: 'ready', url: 'u', version: 'v', managed: true }, []));
+    await loadSnapshot();
+    expect(ui.selectedSessionId).toBeNull();
+    store.connection = { state: 'connecting' };
+  });
+});

@@ -84,3 +84,35 @@ describe('t', () => {
     setLocale('en');
   });
 });
+
+describe('times and durations a user reads', () => {
+  it('German relative times say minutes, not "m"; English ones are short words', async () => {
+    const { relativeTime } = await import('$lib/i18n/index.svelte');
+    const now = Date.UTC(2026, 0, 1, 12);
+    setLocale('de');
+    expect(relativeTime(now - 60_000, now)).toBe('vor 1 Min.');
+    expect(relativeTime(now - 60_000, now)).not.toMatch(/\d m$/);
+    setLocale('en');
+    expect(relativeTime(now - 2 * 3_600_000, now)).toBe('2 hr. ago');
+  });
+
+  it('one duration format for seconds, minutes and hours, with the locale’s separators', async () => {
+    const { formatDuration } = await import('$lib/i18n/index.svelte');
+    setLocale('en');
+    expect(formatDuration(8312)).toBe('8.3 sec');
+    expect(formatDuration(45_000)).toBe('45 sec');
+    expect(formatDuration(185_000)).toBe('3 min 5 sec');
+    expect(formatDuration(80 * 60_000)).toBe('1 hr 20 min');
+    setLocale('de');
+    expect(formatDuration(8312)).toBe('8,3 Sek.');
+    expect(formatDuration(185_000)).toBe('3 Min. 5 Sek.');
+    setLocale('en');
+  });
+
+  it('the German texts call cold reviews by a German name and address the user one way', () => {
+    const text = Object.values(de).join('\n');
+    expect(text).not.toContain('Kalt-Review');
+    // The formal imperative ("Prüfen Sie", "Wählen Sie") beside the informal one everywhere else.
+    expect(text).not.toMatch(/\b\w+en Sie\b/);
+  });
+});

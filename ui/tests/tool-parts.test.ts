@@ -16,6 +16,8 @@ const { default: ToolPart } = await import('$lib/components/ToolPart.svelte');
 const { PartView } = await import('$lib/state/transcript.svelte');
 const { store } = await import('$lib/state/store.svelte');
 const { setLocale } = await import('$lib/i18n/index.svelte');
+const { exitKind } = await import('$lib/parts');
+const { default: PartItem } = await import('$lib/components/PartItem.svelte');
 
 type Part = import('$lib/types/Part').Part;
 type SessionView = import('$lib/types/SessionView').SessionView;
@@ -134,11 +136,37 @@ describe('bash: the command and its output', () => {
     expect(out?.textContent).not.toContain('\u001b');
   });
 
-  it('says when a command failed with its exit code', () => {
+  it('says when a command failed with its exit code, once, in red', () => {
     const target = render(recorded('bash', 1));
-    expect(target.textContent).toContain('exit code 3');
     expect(target.querySelector('[data-testid="tool-failure"]')?.textContent).toContain('The command exited with code 3.');
+    expect(target.querySelector('[data-testid="tool-status"]')?.getAttribute('data-status')).toBe('failed');
+    expect(target.querySelector('.ok')).toBeNull();
     expect(target.textContent).toContain('No output.');
+  });
+
+  it('a search that found nothing (grep exit 1) is neither a green check nor a failure', () => {
+    const part = recorded('bash', 1);
+    const st = state(part);
+    st.input = { ...(st.input as object), command: 'cd src && grep -rn "no such text" .' };
+    st.metadata = { ...(st.metadata as object), exit: 1, output: '' };
+    const target = render(part);
+    expect(target.querySelector('.ok')).toBeNull();
+    expect(target.querySelector('[data-testid="tool-failure"]')).toBeNull();
+    expect(target.querySelector('[data-testid="tool-status"]')?.getAttribute('data-status')).toBe('answer');
+    expect(target.querySelector('[data-testid="tool-exit"]')?.textContent).toBe('exit 1: nothing matched');
+    expect(exitKind('grep x | wc -l', 1)).toBe('failed');
+    expect(exitKind('FOO=1 rg x', 1)).toBe('answer');
+    expect(exitKind('grep x', 2)).toBe('failed');
+  });
+
+  it("OpenCode's bookkeeping patch part after a step that changed files is not shown", () => {
+    const target = document.createElement('div');
+    document.body.appendChild(target);
+    const patch = { id: 'prt_patch', sessionID: 'ses_x', messageID: 'msg_x', type: 'patch', hash: 'abc123', files: ['/p/src/a.ts'] } as unknown as Part;
+    app = mount(PartItem, { target, props: { view: new PartView(patch) } });
+    flushSync();
+    expect(target.querySelector('[data-testid="generic-part"]')).toBeNull();
+    expect(target.textContent?.trim()).toBe('');
   });
 
   it('says plainly when a permission rule refused the call', () => {

@@ -130,7 +130,7 @@ describe('TurnItem', () => {
     expect(target.querySelectorAll('[data-testid="copy-message"]')).toHaveLength(1);
     expect(target.querySelectorAll('[data-testid="transfer-button"]')).toHaveLength(1);
     expect(target.querySelector('[data-testid="turn-header"]')?.textContent).toContain('10 steps');
-    expect(target.querySelector('[data-testid="turn-usage"]')?.textContent).toMatch(/K tokens · \d+(\.\d)?s$/);
+    expect(target.querySelector('[data-testid="turn-usage"]')?.textContent).toMatch(/K tokens · \d+(\.\d)? sec$/);
     // The tool parts are inside, in order.
     const tools = [...target.querySelectorAll('[data-testid="tool-part"]')].map((e) => e.getAttribute('data-tool'));
     expect(tools).toEqual(['write', 'edit', 'bash', 'read', 'grep', 'glob', 'todowrite', 'task', 'edit', 'bash', 'bash']);

@@ -63,6 +63,21 @@ function num(value: unknown): number | null {
   return typeof value === 'number' && Number.isFinite(value) ? value : null;
 }
 
+/** Commands whose exit code 1 answers a question ("nothing matched", "they differ") rather
+ * than reporting a failure. */
+const ANSWERING_COMMANDS = new Set(['grep', 'egrep', 'fgrep', 'rg', 'ag', 'diff', 'cmp', 'test', '[']);
+
+/** How a command's exit code reads: `ok` (0 or unknown), `answer` (exit 1 of a search or a
+ * comparison: nothing matched), `failed` (anything else). The command's last step decides
+ * (`a && b | grep x` exits with `grep`'s code). */
+export function exitKind(command: string, exit: number | null): 'ok' | 'answer' | 'failed' {
+  if (exit === null || exit === 0) return 'ok';
+  const last = command.split(/&&|\|\||;|\|/).pop()?.trim() ?? '';
+  const words = last.split(/\s+/).filter((w) => !/^\w+=/.test(w) && w !== 'sudo' && w !== 'command');
+  const name = (words[0] ?? '').split('/').pop() ?? '';
+  return exit === 1 && ANSWERING_COMMANDS.has(name) ? 'answer' : 'failed';
+}
+
 /** A todo item as `todowrite` sends it. */
 export interface TodoItem {
   content: string;

@@ -3,6 +3,7 @@
 // message (`parentID`), shown as one reply with one header and one action row.
 
 import type { MessageView } from '$lib/state/transcript.svelte';
+import { revertedMessages } from '$lib/history';
 import type { MessageTokens } from '$lib/types/MessageTokens';
 
 /** A row of the chat: a user message (or a header-less placeholder), or an assistant turn. */
@@ -119,28 +120,41 @@ export function turnTextStep(turn: Turn): MessageView | undefined {
   return undefined;
 }
 
-/** A session's total: the server's sum when it sends one, else the loaded messages' sum. */
+/**
+ * A session's total: the server's sum when it sends one, else the loaded messages' sum. A
+ * reverted session (`revertId`, its first undone message) leaves out what the undone replies
+ * used: the server's sum still counts them.
+ */
 export function sessionUsage(
   session: { cost?: number; tokens?: MessageTokens } | undefined,
   messages: readonly MessageView[],
+  revertId?: string,
 ): { usage: Usage; fromServer: boolean } {
   const parts = { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 };
-  const add = (t: MessageTokens | undefined) => {
+  const add = (t: MessageTokens | undefined, sign = 1) => {
     if (!t) return;
-    parts.input += t.input || 0;
-    parts.output += t.output || 0;
-    parts.reasoning += t.reasoning || 0;
-    parts.cacheRead += t.cache?.read || 0;
-    parts.cacheWrite += t.cache?.write || 0;
+    parts.input += sign * (t.input || 0);
+    parts.output += sign * (t.output || 0);
+    parts.reasoning += sign * (t.reasoning || 0);
+    parts.cacheRead += sign * (t.cache?.read || 0);
+    parts.cacheWrite += sign * (t.cache?.write || 0);
   };
   const fromServer = session !== undefined && (session.cost !== undefined || session.tokens !== undefined);
+  const undone = new Set(revertedMessages(messages, revertId));
   let cost = 0;
   if (fromServer) {
     cost = session.cost ?? 0;
     add(session.tokens);
+    for (const m of undone) {
+      if (m.info.role !== 'assistant') continue;
+      cost -= m.info.cost ?? 0;
+      add(m.info.tokens, -1);
+    }
+    cost = Math.max(0, cost);
+    for (const key of Object.keys(parts) as (keyof typeof parts)[]) parts[key] = Math.max(0, parts[key]);
   } else {
     for (const m of messages) {
-      if (m.info.role !== 'assistant') continue;
+      if (m.info.role !== 'assistant' || undone.has(m)) continue;
       cost += m.info.cost ?? 0;
       add(m.info.tokens);
     }

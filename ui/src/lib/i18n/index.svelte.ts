@@ -87,14 +87,31 @@ export function relativeTime(then: number, now: number): string {
   const diff = Math.round((then - now) / 1000);
   const abs = Math.abs(diff);
   if (abs < 45) return t('time.justNow');
-  const rtf = new Intl.RelativeTimeFormat(state.locale, { numeric: 'auto', style: 'narrow' });
+  // `short`, not `narrow`: German narrow reads "vor 1 m" (metres); short says "vor 1 Min.".
+  const rtf = new Intl.RelativeTimeFormat(state.locale, { numeric: 'auto', style: 'short' });
   if (abs < 3600) return rtf.format(Math.round(diff / 60), 'minute');
   if (abs < 86_400) return rtf.format(Math.round(diff / 3600), 'hour');
   if (abs < 86_400 * 30) return rtf.format(Math.round(diff / 86_400), 'day');
   return new Intl.DateTimeFormat(state.locale, { dateStyle: 'medium' }).format(then);
 }
 
-/** "1:05" style elapsed time. */
+/** A duration in the locale's words and separators, one format everywhere: "8.2 sec",
+ * "45 sec", "3 min 5 sec", "1 hr 20 min" (German "8,2 Sek.", "3 Min. 5 Sek."). */
+export function formatDuration(ms: number): string {
+  const unit = (value: number, name: 'second' | 'minute' | 'hour', digits = 0) =>
+    new Intl.NumberFormat(state.locale, { style: 'unit', unit: name, unitDisplay: 'short', maximumFractionDigits: digits }).format(value);
+  const s = Math.max(0, ms) / 1000;
+  if (s < 60) return unit(s, 'second', s < 10 ? 1 : 0);
+  const total = Math.round(s);
+  const m = Math.floor(total / 60);
+  const rest = total % 60;
+  if (m < 60) return rest ? `${unit(m, 'minute')} ${unit(rest, 'second')}` : unit(m, 'minute');
+  const h = Math.floor(m / 60);
+  const rm = m % 60;
+  return rm ? `${unit(h, 'hour')} ${unit(rm, 'minute')}` : unit(h, 'hour');
+}
+
+/** "1:05" style elapsed time (a running clock). */
 export function formatElapsed(ms: number): string {
   const total = Math.max(0, Math.floor(ms / 1000));
   const h = Math.floor(total / 3600);

@@ -1,5 +1,5 @@
-// Messages typed while the OpenCode server is gone: kept (also across a reload) and sent, in
-// order, once the connection is back.
+// Messages typed while the OpenCode server is gone or while the agent works: kept (also across
+// a reload) and sent, in order, once the connection is back and the session's turn has ended.
 
 import type { ModelChoice } from '$lib/types/ModelChoice';
 import { load, save } from './persist';
@@ -14,6 +14,8 @@ export interface Queued {
   /** A server command (`/name args`) rather than a prompt. */
   command?: { name: string; args: string };
   choice?: ModelChoice;
+  /** Typed while the agent worked: waits for the running turn to end (Stop cancels it). */
+  afterTurn?: boolean;
 }
 
 class Outbox {

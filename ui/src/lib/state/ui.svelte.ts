@@ -82,6 +82,8 @@ class Ui {
   streamLost: boolean = $state(false);
   /** Edit and resend: text for a session's composer and the earlier message it replaces. */
   editRequest: { sessionId: string; messageId: string; text: string } | null = $state(null);
+  /** A message to bring into view once its session's chat shows it (the Reviews panel's Open). */
+  revealRequest: { sessionId: string; messageId: string } | null = $state(null);
 
   select(sessionId: string | null): void {
     this.selectedSessionId = sessionId;

@@ -150,21 +150,35 @@ pub async fn changes(core: &Core, req: Changes) -> Result<ChangeSet> {
                 set.unavailable = Some(ChangesUnavailable::NoSnapshots);
                 return Ok(set);
             }
+            // After "Revert to here" the messages from the revert point on are undone: they
+            // are no turn of the session any more (the server still lists them until the
+            // next prompt, and its whole-session diff still counts them).
+            let reverted = session
+                .revert
+                .as_ref()
+                .map(|r| r.message_id.clone())
+                .filter(|id| !id.is_empty());
             let message_id = match req.scope {
-                ChangeScope::LastTurn => match last_user_message(core, &session.id).await? {
-                    Some(id) => Some(id),
-                    None => {
-                        set.unavailable = Some(ChangesUnavailable::NoTurn);
-                        return Ok(set);
+                ChangeScope::LastTurn => {
+                    match last_user_message(core, &session.id, reverted.as_deref()).await? {
+                        Some(id) => Some(id),
+                        None => {
+                            set.unavailable = Some(ChangesUnavailable::NoTurn);
+                            return Ok(set);
+                        }
                     }
-                },
+                }
                 _ => None,
             };
-            let mut diffs = client
-                .session_diff(&session.id, message_id.as_deref())
-                .await?;
+            let mut diffs = if message_id.is_none() && reverted.is_some() {
+                Vec::new()
+            } else {
+                client
+                    .session_diff(&session.id, message_id.as_deref())
+                    .await?
+            };
             if message_id.is_none() && diffs.is_empty() {
-                diffs = joined_turns(core, &session.id).await?;
+                diffs = joined_turns(core, &session.id, reverted.as_deref()).await?;
             }
             set.message_id = message_id;
             diffs
@@ -182,14 +196,24 @@ pub async fn todos(core: &Core, req: Todos) -> Result<Vec<Todo>> {
     }
 }
 
-/// The id of the session's newest user message.
-async fn last_user_message(core: &Core, session_id: &str) -> Result<Option<String>> {
-    Ok(user_messages(core, session_id, 1).await?.pop())
+/// The id of the session's newest user message before `reverted` (the revert point).
+async fn last_user_message(
+    core: &Core,
+    session_id: &str,
+    reverted: Option<&str>,
+) -> Result<Option<String>> {
+    Ok(user_messages(core, session_id, 1, reverted).await?.pop())
 }
 
-/// The ids of the session's newest `most` user messages, oldest first (read newest page
-/// first, at most [`TURN_PAGES`] pages).
-async fn user_messages(core: &Core, session_id: &str, most: usize) -> Result<Vec<String>> {
+/// The ids of the session's newest `most` user messages before `reverted` (message ids are
+/// time-ordered, so the revert point and what follows it sort at or after it), oldest first
+/// (read newest page first, at most [`TURN_PAGES`] pages).
+async fn user_messages(
+    core: &Core,
+    session_id: &str,
+    most: usize,
+    reverted: Option<&str>,
+) -> Result<Vec<String>> {
     let client = core.client()?;
     let mut before: Option<String> = None;
     let mut found = Vec::new();
@@ -198,7 +222,8 @@ async fn user_messages(core: &Core, session_id: &str, most: usize) -> Result<Vec
             .messages(session_id, Some(TURN_PAGE), before.as_deref())
             .await?;
         for message in page.messages.iter().rev() {
-            if message.info.role == "user" && found.len() < most {
+            let undone = reverted.is_some_and(|point| message.info.id.as_str() >= point);
+            if message.info.role == "user" && !undone && found.len() < most {
                 found.push(message.info.id.clone());
             }
         }
@@ -214,11 +239,16 @@ async fn user_messages(core: &Core, session_id: &str, most: usize) -> Result<Vec
 /// The whole session's changes joined from its turns' diffs, for a server whose
 /// whole-session diff is empty although its turns changed files (1.18.33 answers `[]` there
 /// and keeps each turn's diff on its user message): per file the counts add up and the
-/// turns' patches follow each other, oldest first.
-async fn joined_turns(core: &Core, session_id: &str) -> Result<Vec<FileDiff>> {
+/// turns' patches follow each other, oldest first. A reverted session is always joined from
+/// the turns before its revert point.
+async fn joined_turns(
+    core: &Core,
+    session_id: &str,
+    reverted: Option<&str>,
+) -> Result<Vec<FileDiff>> {
     let client = core.client()?;
     let mut joined: Vec<FileDiff> = Vec::new();
-    for message_id in user_messages(core, session_id, MAX_JOINED_TURNS).await? {
+    for message_id in user_messages(core, session_id, MAX_JOINED_TURNS, reverted).await? {
         for diff in client.session_diff(session_id, Some(&message_id)).await? {
             match joined.iter_mut().find(|d| d.file == diff.file) {
                 Some(known) => {

@@ -160,6 +160,59 @@ async fn an_empty_session_diff_is_joined_from_the_turns() {
     h.stop().await;
 }
 
+/// After "Revert to here" the reverted turns are undone: the last turn is the newest one
+/// before the revert point, and the session's changes are joined from the turns that remain
+/// (the server's whole-session diff still counts the reverted turn).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reverted_turn_leaves_the_session_and_last_turn_scopes() {
+    let h = Harness::start().await;
+    let s = h.fake.seed_session("Reverted", None);
+    let ids = h.fake.seed_messages(&s, 4, 12);
+    h.fake
+        .set_session_diff(&s, None, one_file("reverted.txt", "whole session"));
+    h.fake
+        .set_session_diff(&s, Some(&ids[0]), one_file("kept.txt", "first turn"));
+    h.fake
+        .set_session_diff(&s, Some(&ids[2]), one_file("reverted.txt", "second turn"));
+    h.request(Request::RevertSession(
+        crosscheck_core::requests::RevertSession {
+            session_id: s.clone(),
+            message_id: ids[2].clone(),
+        },
+    ))
+    .await
+    .expect("reverted");
+    let last = change_set(&h, &s, ChangeScope::LastTurn).await;
+    assert_eq!(last.message_id.as_deref(), Some(ids[0].as_str()));
+    let paths: Vec<&str> = last.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["kept.txt"]);
+    let whole = change_set(&h, &s, ChangeScope::Session).await;
+    let paths: Vec<&str> = whole.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["kept.txt"]);
+
+    // Reverted to the first prompt: no turn is left.
+    h.request(Request::RevertSession(
+        crosscheck_core::requests::RevertSession {
+            session_id: s.clone(),
+            message_id: ids[0].clone(),
+        },
+    ))
+    .await
+    .expect("reverted");
+    let none = change_set(&h, &s, ChangeScope::LastTurn).await;
+    assert_eq!(
+        none.unavailable,
+        Some(crosscheck_core::requests::changes::ChangesUnavailable::NoTurn)
+    );
+    assert!(
+        change_set(&h, &s, ChangeScope::Session)
+            .await
+            .files
+            .is_empty()
+    );
+    h.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_snapshots_the_session_scopes_say_so_and_ask_for_no_diff() {
     let h = Harness::start().await;

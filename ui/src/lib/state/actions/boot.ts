@@ -27,7 +27,11 @@ export function boot(): () => void {
     onSessionRemoved: (id) => forgetSession(id),
     onSessionError: (id, error) =>
       toasts.push('error', t('session.errorToast', { title: sessionTitle(store.sessions.get(id)) }), error.message),
-    onTurnFinished: (id) => notifier.turnFinished(id),
+    onTurnFinished: (id) => {
+      notifier.turnFinished(id);
+      // What was typed while the agent worked goes out now.
+      void flushOutbox();
+    },
     onPermissionAsked: (request) => notifier.permissionAsked(request),
     onLoop: (state) => loopChanged(state),
   };
@@ -74,7 +78,11 @@ export async function loadSnapshot(): Promise<void> {
     void loadLoops().catch(() => {});
     snapshotBackoff = 1000;
     snapshotErrorShown = false;
-    if (ui.selectedSessionId && !store.sessions.has(ui.selectedSessionId)) ui.select(null);
+    // A session selected before a restart stays selected while the server is still starting
+    // (its sessions are not listed yet); only a connected server's list can say it is gone.
+    if (snapshot.connection.state === 'ready' && ui.selectedSessionId && !store.sessions.has(ui.selectedSessionId)) {
+      ui.select(null);
+    }
   } catch (err) {
     if (!snapshotErrorShown) {
       snapshotErrorShown = true;

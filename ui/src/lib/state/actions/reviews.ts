@@ -11,10 +11,11 @@ import type { ReviewerTest } from '$lib/types/ReviewerTest';
 import { store } from '../store.svelte';
 import { call } from './call';
 
-/** Starts a cold review of an assistant message (the latest reply when none is given). The
+/** Starts a cold review of an assistant message (the latest reply when none is given), or of
+ * the plan file at `path`. The
  * backend opens the Reviews tab and pushes progress; failures to start become toasts. */
-export async function coldReview(sessionId: string, messageId?: string): Promise<ReviewProgress> {
-  const progress = await call({ cmd: 'coldReview', sessionId, ...(messageId ? { messageId } : {}) });
+export async function coldReview(sessionId: string, messageId?: string, path?: string): Promise<ReviewProgress> {
+  const progress = await call({ cmd: 'coldReview', sessionId, ...(messageId ? { messageId } : {}), ...(path ? { path } : {}) });
   if (progress?.id) store.upsertReview(progress);
   return progress;
 }

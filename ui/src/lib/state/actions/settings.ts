@@ -3,6 +3,7 @@
 import type { PromptTemplate } from '$lib/types/PromptTemplate';
 import type { Settings } from '$lib/types/Settings';
 import { store } from '../store.svelte';
+import { invoke } from '$lib/host';
 import { call } from './call';
 
 /** Saves settings; the backend pushes them to every window too. */
@@ -16,9 +17,9 @@ export function listPrompts(): Promise<PromptTemplate[]> {
   return call({ cmd: 'prompts' });
 }
 
-/** Overrides a prompt template. */
+/** Overrides a prompt template; the caller shows a refusal (at the template's field). */
 export function setPrompt(name: string, template: string): Promise<PromptTemplate> {
-  return call({ cmd: 'setPrompt', name, template });
+  return invoke({ cmd: 'setPrompt', name, template });
 }
 
 /** Resets a prompt template to its default. */

@@ -6,6 +6,8 @@ import type { CommandStarted } from '$lib/types/CommandStarted';
 import type { ModelChoice } from '$lib/types/ModelChoice';
 import type { PermissionReplyKind } from '$lib/types/PermissionReplyKind';
 import type { Sent } from '$lib/types/Sent';
+import { serverQueued } from '$lib/queued';
+import type { MessageView } from '../transcript.svelte';
 import { getDraft, setDraft } from '../drafts';
 import { outbox } from '../outbox.svelte';
 import { store } from '../store.svelte';
@@ -54,6 +56,25 @@ export function abort(sessionId: string): Promise<null> {
   return call({ cmd: 'abort', sessionId });
 }
 
+/**
+ * Stops the running turn and cancels the prompts waiting behind it: those Crosscheck holds
+ * (typed while the agent worked) and those OpenCode holds, which it drops without a reply when
+ * the turn stops. Answers their texts, oldest first, for the message box; nothing is cancelled
+ * when the stop fails.
+ */
+export async function stopTurn(sessionId: string, messages: readonly MessageView[]): Promise<string[]> {
+  const onServer = serverQueued(messages).map((m) => m.visibleText());
+  // Taken out first: the turn may end (and the outbox flush) before the stop's answer arrives.
+  const held = outbox.of(sessionId).flatMap((q) => outbox.take(q.id) ?? []);
+  try {
+    await abort(sessionId);
+  } catch (err) {
+    for (const q of held.reverse()) outbox.putBack(q);
+    throw err;
+  }
+  return [...onServer, ...held.map((q) => q.text)].filter((text) => text.trim() !== '');
+}
+
 /** Answers a pending permission request; the backend pushes its resolution. */
 export function replyPermission(sessionId: string, requestId: string, reply: PermissionReplyKind): Promise<null> {
   return call({ cmd: 'replyPermission', sessionId, requestId, reply });
@@ -66,15 +87,19 @@ export function online(): boolean {
 
 let flushing = false;
 
-/** Sends the queued messages in order, once connected. A send that fails while the server is
- * gone again stays queued; any other failure is shown (a toast) and its text goes back into the
- * session's draft, so nothing typed is lost. */
+/** Sends the queued messages in order, once connected, each when its session is idle (a
+ * session still working keeps its messages until its turn ends). A send that fails while the
+ * server is gone again stays queued; any other failure is shown (a toast) and its text goes
+ * back into the session's draft, so nothing typed is lost. */
 export async function flushOutbox(): Promise<void> {
   if (flushing) return;
   flushing = true;
   try {
-    while (online() && outbox.items.length > 0) {
-      const item = outbox.take(outbox.items[0].id);
+    for (;;) {
+      if (!online()) return;
+      const next = outbox.items.find((q) => store.statusOf(q.sessionId) === 'idle');
+      if (!next) return;
+      const item = outbox.take(next.id);
       if (!item) continue;
       try {
         if (item.command) await runCommand(item.sessionId, item.command.name, item.command.args, item.choice);
