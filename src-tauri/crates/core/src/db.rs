@@ -54,7 +54,7 @@ impl Db {
         conn.execute_batch(crate::review_pin::SCHEMA)?;
         Ok(Self {
             conn: Mutex::new(conn),
-            opened_at: crate::flows::now_ms(),
+            opened_at: crate::model::now_ms(),
         })
     }
 
