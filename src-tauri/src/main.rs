@@ -76,6 +76,9 @@ fn main() {
         // OS notifications (a review finished, a permission waits, a loop stopped): the UI
         // decides when; clicks come back to it as the plugin's `actionPerformed` events.
         .plugin(tauri_plugin_notification::init())
+        // Links in replies open in the system browser (only `open_url`, for http, https and
+        // mailto, allowed in the capability).
+        .plugin(tauri_plugin_opener::init())
         .invoke_handler(tauri::generate_handler![api])
         // A page that (re)loads starts with nothing open, and a closed window follows nothing:
         // release what the window's previous page followed.

@@ -13,6 +13,7 @@ import { startModelServer } from '../support/model-server.mjs';
 import { startOpencode } from '../support/opencode.mjs';
 import { startCrosscheck } from '../support/crosscheck.mjs';
 import { subscribeEvents } from '../support/events.mjs';
+import { ownShareLine } from './own-share.mjs';
 
 const ROUNDS = Number(process.argv[2] ?? 12);
 const PASSWORD = 'bench-secret';
@@ -169,6 +170,11 @@ console.log(`transfer: click -> prompt accepted (real opencode serve, ${ROUNDS} 
 console.log(`  crosscheck Transfer through its Api: ${fmt(t)}`);
 console.log(`  baseline (prompt_async straight to OpenCode): ${fmt(d)}`);
 console.log(`  ratio p50: ${(t.p50 / d.p50).toFixed(2)}x the baseline`);
+// Crosscheck minus the baseline client, per flow: the handoff on the server's clock (reply
+// completed -> prompt created: both sides include their own event delivery), the transfer on
+// this bench's clock (the call leaves -> the prompt's user message is seen).
+console.log(ownShareLine('handoff', handoffServer.slice(1), baselineServer));
+console.log(ownShareLine('transfer', transferSamples, directSamples));
 console.log(`server floor: OpenCode answering prompt_async itself (request sent -> 204 received, idle session, nothing else in flight): ${fmt(stats(directHttpSamples))}`);
 
 events.close();

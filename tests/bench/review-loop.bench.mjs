@@ -19,6 +19,7 @@ import { startModelServer } from '../support/model-server.mjs';
 import { startOpencode } from '../support/opencode.mjs';
 import { startCrosscheck } from '../support/crosscheck.mjs';
 import { subscribeEvents } from '../support/events.mjs';
+import { ownShareLine } from './own-share.mjs';
 
 const ROUNDS = Math.min(50, Number(process.argv[2] ?? 50));
 const TURN_MS = Number(process.argv[3] ?? 0);
@@ -141,6 +142,7 @@ try {
   console.log(`review loop, reply completed -> next loop prompt accepted (server clock, ms): ${fmt(s)}`);
   console.log(`baseline (this bench prompting the moment it sees idle, same replies, server clock, ms): ${fmt(bs)}`);
   console.log(`  ratio p50: ${(s.p50 / Math.max(1, bs.p50)).toFixed(2)}x the baseline; crosscheck minus baseline p50: ${s.p50 - bs.p50} ms`);
+  console.log(ownShareLine('loop step', gaps, base));
   if (stages.size) {
     const parts = [...stages].map(([stage, v]) => {
       const st = stats(v.sort((x, y) => x - y));

@@ -12,12 +12,15 @@ use crosscheck_review::LedgerEntry;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::error::ErrorCode;
-use crate::flows::FlowState;
-use crate::flows::cold_review::ReviewProgress;
+pub use crate::error::ApiError;
+use crate::model::findings::FindingsView;
+use crate::model::flow::FlowState;
+use crate::model::loop_record::LoopState;
+use crate::model::pin::ReviewPin;
+use crate::model::review_progress::ReviewProgress;
+pub use crate::model::transfer::TransferDirection;
+use crate::model::transfer::TransferRecord;
 use crate::settings::{Settings, Tab};
-
-pub use crate::requests::Request;
 
 /// A session as the UI shows it: the server's session with its review link already resolved,
 /// so the UI never reads `metadata.openchamber` itself.
@@ -95,17 +98,6 @@ pub struct TransferResult {
     pub direction: TransferDirection,
     /// The user message id in the target session.
     pub message_id: String,
-}
-
-/// Which way a transfer goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export)]
-pub enum TransferDirection {
-    /// Review feedback to the implementing session.
-    ToImplementer,
-    /// Implementation response to the review session.
-    ToReviewer,
 }
 
 /// A slash command offered in autocomplete.
@@ -496,17 +488,17 @@ pub enum Change {
     /// A review link's findings changed (a reviewer reply or an implementer answer recorded).
     Findings {
         /// Everything tracked for the link now.
-        findings: crate::findings::FindingsView,
+        findings: FindingsView,
     },
     /// A review loop moved on (a turn started or ended, or it stopped).
     Loop {
         /// Its state.
-        state: crate::flows::review_loop::LoopState,
+        state: LoopState,
     },
     /// An assistant message was sent to the linked session (here or from another window).
     Transferred {
         /// What was sent, from where, when.
-        transfer: crate::transfer_log::TransferRecord,
+        transfer: TransferRecord,
     },
     /// A transfer left pending by a process that stopped never reached its target: its mark is
     /// taken back.
@@ -538,7 +530,7 @@ pub enum Change {
     /// stale once the code moved on.
     ReviewPin {
         /// The pin and its state now.
-        pin: crate::review_pin::ReviewPin,
+        pin: ReviewPin,
     },
     /// A notice for the user (background failures, successes of background work).
     Notice {
@@ -573,15 +565,4 @@ pub enum NoticeLevel {
     Success,
     /// Something failed.
     Error,
-}
-
-/// An error as the UI receives it: a stable code to localize and an English message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export)]
-pub struct ApiError {
-    /// Stable code the UI localizes.
-    pub code: ErrorCode,
-    /// English message with details.
-    pub message: String,
 }

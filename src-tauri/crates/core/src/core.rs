@@ -106,7 +106,7 @@ pub(crate) struct Inner {
 /// A handle to the running core; cheap to clone.
 #[derive(Clone)]
 pub struct Core {
-    pub(crate) inner: Arc<Inner>,
+    inner: Arc<Inner>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

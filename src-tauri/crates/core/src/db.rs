@@ -38,17 +38,23 @@ impl Db {
         let conn = Connection::open(path)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
+        // A commit is synced at checkpoints, not each time: the writes on a flow's hot path (a
+        // loop step's record, a transfer's claim, a pin) cost ~0.03 ms instead of an fsync each
+        // (~4 ms here). In WAL mode this keeps the file intact, and a commit survives the app
+        // crashing; only a power loss can undo the newest commits. The ledger's own connection
+        // to the same file does the same.
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS app_kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
              CREATE TABLE IF NOT EXISTS app_prompt_overrides (name TEXT PRIMARY KEY, template TEXT NOT NULL, updated_at INTEGER NOT NULL);",
         )?;
         crate::findings::create_tables(&conn)?;
-        crate::flows::review_loop::record::create_table(&conn)?;
+        crate::model::loop_record::create_table(&conn)?;
         crate::transfer_log::create_table(&conn)?;
         conn.execute_batch(crate::review_pin::SCHEMA)?;
         Ok(Self {
             conn: Mutex::new(conn),
-            opened_at: crate::flows::now_ms(),
+            opened_at: crate::model::now_ms(),
         })
     }
 
@@ -202,6 +208,25 @@ mod tests {
         assert_eq!(db.prompt_overrides().expect("overrides")["a"], "x {{y}}");
         db.set_prompt_override("a", None).expect("reset");
         assert!(db.prompt_overrides().expect("overrides").is_empty());
+    }
+
+    /// A write on a flow's hot path (a loop step's record, a transfer's claim, a pin) must not
+    /// wait for an fsync: in WAL mode `synchronous=NORMAL` syncs at checkpoints only, and a
+    /// commit survives the app crashing (the loop's restart safety), as the ledger's does.
+    #[test]
+    fn writes_do_not_wait_for_an_fsync_each() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = Db::open(&dir.path().join("s.db")).expect("open");
+        let (journal, synchronous): (String, i64) = db
+            .with(|c| {
+                Ok((
+                    c.query_row("PRAGMA journal_mode", [], |r| r.get(0))?,
+                    c.query_row("PRAGMA synchronous", [], |r| r.get(0))?,
+                ))
+            })
+            .expect("pragmas");
+        assert_eq!(journal, "wal");
+        assert_eq!(synchronous, 1, "NORMAL");
     }
 
     #[test]

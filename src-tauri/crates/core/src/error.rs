@@ -4,8 +4,6 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::api_types::ApiError;
-
 /// Declares [`ErrorCode`] with each code's HTTP status (web mode) in one table: a request the
 /// backend could not parse is 400, a missing thing 404, the web token and host checks 401 and
 /// 403, too many event streams 429, and every other failure of a well-formed request 422.
@@ -339,4 +337,15 @@ mod tests {
         assert_eq!(ErrorCode::Unauthorized.http_status(), 401);
         assert!(ErrorCode::ALL.iter().all(|c| !c.as_str().is_empty()));
     }
+}
+
+/// An error as the UI receives it: a stable code to localize and an English message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct ApiError {
+    /// Stable code the UI localizes.
+    pub code: ErrorCode,
+    /// English message with details.
+    pub message: String,
 }

@@ -10,15 +10,14 @@ use std::path::Path;
 use std::time::Duration;
 
 use rusqlite::{OptionalExtension, params};
-use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
-use ts_rs::TS;
 
 use crate::api_types::Change;
 use crate::core::Core;
 use crate::db::Db;
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, changed_files, fingerprint};
+pub use crate::model::pin::ReviewPin;
 
 /// Creates the table; called when the database opens.
 pub(crate) const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS review_pins (
@@ -32,36 +31,6 @@ pub(crate) const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS review_pins (
 
 /// How long a burst of file events is gathered before the pins are checked once.
 const SETTLE: Duration = Duration::from_millis(150);
-
-/// What the newest reply of a review session saw, and whether the code has moved on since.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export)]
-pub struct ReviewPin {
-    /// The review session.
-    pub review_session_id: String,
-    /// The reviewer reply the pin belongs to.
-    pub message_id: String,
-    /// When the reply was pinned (ms since the epoch).
-    #[ts(type = "number")]
-    pub pinned_at: i64,
-    /// The commit the review saw (`null` in a repository without commits).
-    pub head: Option<String>,
-    /// The digest of the code the review saw.
-    pub digest: String,
-    /// The files the review saw differing from that commit (uncommitted or untracked).
-    pub uncommitted: Vec<String>,
-    /// The code moved on since the review.
-    pub stale: bool,
-    /// The files that changed since the review, sorted.
-    pub changed_files: Vec<String>,
-    /// Why the code could not be checked now, when it could not (the pin is then not stale).
-    #[ts(optional)]
-    pub check_error: Option<String>,
-    /// When this was checked (ms since the epoch).
-    #[ts(type = "number")]
-    pub checked_at: i64,
-}
 
 /// A stored pin: the reply, its directory and what it saw.
 struct Stored {
@@ -153,7 +122,7 @@ pub(crate) fn pin(
     directory: &str,
     fp: &Fingerprint,
 ) {
-    let at = crate::flows::now_ms();
+    let at = crate::model::now_ms();
     if let Err(e) = core
         .db()
         .save_pin(review_session, message_id, directory, fp, at)
@@ -187,7 +156,7 @@ fn compare(
         stale: saw.digest != now.digest,
         changed_files: changed,
         check_error,
-        checked_at: crate::flows::now_ms(),
+        checked_at: crate::model::now_ms(),
     }
 }
 

@@ -15,11 +15,10 @@ use tokio::sync::mpsc;
 use crate::api_types::{Connection, NoticeLevel};
 use crate::core::{Core, OpencodeTarget};
 use crate::error::Result;
-use crate::requests::transcripts::PageLoad;
+use crate::services::transcripts::PageLoad;
 use crate::store::{LoadToken, SessionsSnapshot};
 
-/// Messages per transcript page.
-pub(crate) const PAGE_SIZE: u32 = 50;
+pub(crate) use crate::services::transcripts::PAGE_SIZE;
 
 pub(crate) async fn run(core: Core, target: OpencodeTarget) {
     let (config, managed) = match target {

@@ -9,12 +9,10 @@
 //! sent when it arrived, dropped when it did not.
 
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
-use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
-use crate::api_types::TransferDirection;
 use crate::db::Db;
 use crate::error::{Error, Result};
+pub use crate::model::transfer::{TransferDirection, TransferRecord};
 
 /// Creates the table; called when the database opens.
 pub(crate) const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS app_transfers (
@@ -26,28 +24,6 @@ pub(crate) const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS app_transfers (
     sent_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS app_transfers_source ON app_transfers (source_session_id, source_message_id);";
-
-/// One transfer of an assistant message's text to the linked session.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export)]
-pub struct TransferRecord {
-    /// The session the sent message is in.
-    pub source_session_id: String,
-    /// The assistant message whose text was sent.
-    pub source_message_id: String,
-    /// The session it was sent to.
-    pub target_session_id: String,
-    /// Which way it went.
-    pub direction: TransferDirection,
-    /// The user message Crosscheck created in the target session.
-    pub sent_message_id: String,
-    /// When it was sent (ms since the epoch).
-    #[ts(type = "number")]
-    pub sent_at: i64,
-    /// Claimed, and the server has not accepted it yet: shown as sending, not as sent.
-    pub pending: bool,
-}
 
 fn direction_str(d: TransferDirection) -> &'static str {
     match d {

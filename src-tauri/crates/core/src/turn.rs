@@ -604,7 +604,7 @@ impl Follow {
     /// Follows `session_id`, loading its newest page when nobody follows it yet.
     pub(crate) async fn new(core: &Core, session_id: &str) -> Result<Follow> {
         let follower = format!("flow:{}", crosscheck_opencode::ids::ascending("flw"));
-        crate::requests::transcripts::follow_transcript(core, session_id, &follower).await?;
+        crate::services::transcripts::follow_transcript(core, session_id, &follower).await?;
         Ok(Follow {
             core: core.clone(),
             session_id: session_id.to_owned(),

@@ -12,14 +12,13 @@ use crosscheck_review::{
     Cadence, Claim, Engine, LedgerEntry, ReviewDecision, ReviewKind, ReviewRequest, ReviewSource,
     ReviewStatus,
 };
-use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use super::now_ms;
 use super::transfer::find_message;
-use crate::api_types::{ApiError, Change, NoticeLevel};
+use crate::api_types::{Change, NoticeLevel};
 use crate::core::Core;
 use crate::error::{Error, Result};
+pub use crate::model::review_progress::{ReviewDetail, ReviewProgress, ReviewRunStatus};
 use crate::settings::Tab;
 use crate::store::assistant_text;
 
@@ -32,71 +31,6 @@ pub const MAX_LIST_LIMIT: u32 = 1000;
 /// Pages of history searched for the latest assistant reply.
 const MAX_PAGES: usize = 20;
 const PAGE: u32 = 50;
-
-/// Where an in-app cold review is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export)]
-pub enum ReviewRunStatus {
-    /// The reviewer is reading.
-    Running,
-    /// The reviewer answered; `entry` holds the verdict.
-    Done,
-    /// The review could not run; `error` says why (`entry` is the `unreviewed` row when the
-    /// reviewer was unreachable).
-    Failed,
-}
-
-/// Progress of one in-app cold review, pushed as [`Change::Review`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export)]
-pub struct ReviewProgress {
-    /// Id of this run.
-    pub id: String,
-    /// The session the plan came from.
-    pub session_id: String,
-    /// Running, done or failed.
-    pub status: ReviewRunStatus,
-    /// Always `plan` for now.
-    pub kind: ReviewKind,
-    /// Ledger key of the reviewed text.
-    pub key: String,
-    /// `message` or `draft` (a file).
-    pub source: ReviewSource,
-    /// The reviewed assistant message, for source `message`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub message_id: Option<String>,
-    /// The reviewed file (absolute), for source `draft`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub path: Option<String>,
-    /// When it started, ms since the epoch.
-    #[ts(type = "number")]
-    pub started_at: i64,
-    /// The ledger row once the reviewer answered or could not be reached.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub entry: Option<LedgerEntry>,
-    /// Why it failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub error: Option<ApiError>,
-}
-
-/// A ledger row with the text it was reviewed on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export)]
-pub struct ReviewDetail {
-    /// The row.
-    pub entry: LedgerEntry,
-    /// The reviewed text as the reviewer was sent it, while the ledger keeps it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub text: Option<String>,
-}
 
 /// What is reviewed.
 struct Subject {
@@ -214,7 +148,7 @@ pub async fn start(
     core.emit(Change::Review {
         review: progress.clone(),
     });
-    if let Err(e) = crate::requests::settings::show_tab(core, Tab::reviews()) {
+    if let Err(e) = crate::services::tabs::show_tab(core, Tab::reviews()) {
         tracing::warn!("could not open the Reviews tab: {e}");
     }
     let task_core = core.clone();

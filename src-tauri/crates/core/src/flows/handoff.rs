@@ -303,7 +303,7 @@ impl Flow {
         };
         // Sent: from here on the review session is the handoff's result, kept whatever happens.
         self.created_review = None;
-        crate::requests::settings::show_tab(
+        crate::services::tabs::show_tab(
             &core,
             Tab::session(&review.id, &review.directory, &review.title),
         )?;

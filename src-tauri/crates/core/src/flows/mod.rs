@@ -1,63 +1,6 @@
 //! Flows that run in the backend and survive UI reloads: the review handoff and transfers.
 
-use serde::{Deserialize, Serialize};
-use ts_rs::TS;
-
-/// Where a handoff flow is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export)]
-pub enum FlowStep {
-    /// Asking the implementer for the handoff.
-    RequestingHandoff,
-    /// Waiting for the implementer's turn to complete.
-    WaitingForHandoff,
-    /// Creating or reusing the review session.
-    PreparingReviewSession,
-    /// Sending the review prompt.
-    SendingReview,
-    /// Done: the reviewer has the handoff.
-    Done,
-    /// Failed; see `error`.
-    Failed,
-    /// Cancelled by the user.
-    Cancelled,
-}
-
-/// Progress of one flow, pushed to the UI on every step.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export)]
-pub struct FlowState {
-    /// Flow id.
-    pub id: String,
-    /// The implementing session.
-    pub session_id: String,
-    /// The review session, once known.
-    #[ts(optional)]
-    pub review_session_id: Option<String>,
-    /// Current step.
-    pub step: FlowStep,
-    /// When it started, ms since the epoch.
-    #[ts(type = "number")]
-    pub started_at: i64,
-    /// When the wait gives up, ms since the epoch.
-    #[ts(optional, type = "number")]
-    pub deadline: Option<i64>,
-    /// Characters of handoff text streamed so far.
-    #[ts(type = "number")]
-    pub streamed_chars: u64,
-    /// Model calls the awaited turn has made without writing any text yet (0 once text
-    /// appears): a model that answers garbage forever shows here.
-    pub calls_without_text: u32,
-    /// Error code and message when failed.
-    #[ts(optional)]
-    pub error: Option<crate::api_types::ApiError>,
-    /// Whether the review session was reused.
-    pub reused: bool,
-    /// Whether the flow has ended (done, failed or cancelled): the UI need not know the steps.
-    pub ended: bool,
-}
+pub use crate::model::flow::{FlowState, FlowStep};
 
 pub mod cold_review;
 pub mod delete;
@@ -167,16 +110,6 @@ impl FlowRegistry {
     }
 }
 
-impl FlowStep {
-    /// Whether the flow has ended.
-    pub fn is_final(self) -> bool {
-        matches!(
-            self,
-            FlowStep::Done | FlowStep::Failed | FlowStep::Cancelled
-        )
-    }
-}
-
 /// Asks flow `id` to stop and waits for it to end; true when it ended as cancelled (false when
 /// it was unknown, had ended already, or finished its last step before it saw the request).
 pub async fn cancel(core: &crate::core::Core, id: &str) -> bool {
@@ -202,10 +135,4 @@ pub async fn cancel(core: &crate::core::Core, id: &str) -> bool {
 /// How long [`cancel`] waits for a flow to notice.
 const CANCEL_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// Milliseconds since the epoch.
-pub(crate) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or_default()
-}
+pub(crate) use crate::model::now_ms;

@@ -164,7 +164,7 @@ pub(crate) async fn deliver(core: &Core, out: Outgoing<'_>) -> Result<TransferRe
         transfer: record.clone(),
     });
     if direction == TransferDirection::ToReviewer {
-        crate::requests::settings::show_tab(
+        crate::services::tabs::show_tab(
             core,
             Tab::session(&target.id, &target.directory, &target.title),
         )?;

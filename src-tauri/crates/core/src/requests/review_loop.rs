@@ -4,10 +4,10 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::core::Core;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::findings::{self, FindingsView};
 use crate::flows::review_loop::{self, LoopOptions, LoopState, record};
-use crate::metadata::{get_review_session_id, is_review_session};
+use crate::services::review_link::review_session_of;
 
 /// Fields of [`Request::ListFindings`](super::Request::ListFindings).
 #[derive(Debug, Clone, Deserialize, Serialize, TS)]
@@ -16,20 +16,6 @@ use crate::metadata::{get_review_session_id, is_review_session};
 pub struct ListFindings {
     /// Either session of the link: the implementing or the reviewing one.
     pub session_id: String,
-}
-
-/// The review session of the link `session_id` belongs to.
-pub(crate) async fn review_session_of(core: &Core, session_id: &str) -> Result<String> {
-    let session = match core.read_store(|s, _| s.session(session_id).cloned()) {
-        Some(s) => s,
-        None => core.session(session_id).await?,
-    };
-    if is_review_session(&session) {
-        return Ok(session.id);
-    }
-    get_review_session_id(&session)
-        .map(str::to_owned)
-        .ok_or(Error::NoLinkedSession)
 }
 
 /// Every finding of the link with its round history, and the reviewer's rounds.

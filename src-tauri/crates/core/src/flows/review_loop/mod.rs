@@ -7,7 +7,7 @@
 pub(crate) mod code;
 pub mod hidden;
 mod reconcile;
-pub mod record;
+pub use crate::model::loop_record as record;
 pub(crate) mod recorder;
 pub mod rules;
 mod run;
@@ -106,7 +106,7 @@ impl Loops {
 
 /// The pair `session_id` belongs to: (original, review).
 async fn pair_of(core: &Core, session_id: &str) -> Result<(String, String)> {
-    let review = crate::requests::review_loop::review_session_of(core, session_id).await?;
+    let review = crate::services::review_link::review_session_of(core, session_id).await?;
     let session = core.session(&review).await?;
     let original = get_original_session_id(&session)
         .ok_or(Error::NoLinkedSession)?

@@ -163,7 +163,7 @@ pub fn save(db: &Db, state: &LoopState) -> Result<()> {
                 state.review_session_id,
                 state.ended,
                 text,
-                crate::flows::now_ms()
+                crate::model::now_ms()
             ],
         )?;
         Ok(())
