@@ -160,6 +160,54 @@ describe('ChangesPanel', () => {
     expect(target.querySelectorAll('[data-testid="changes-file"]')).toHaveLength(3);
   });
 
+  it('keeps waiting for a slow server with the seconds it waited, and says "slow", not "cannot reach", when it gives up', async () => {
+    vi.useFakeTimers();
+    try {
+      let answer: (set: ChangeSet) => void = () => undefined;
+      invoke.mockImplementationOnce(() => new Promise<ChangeSet>((resolve) => (answer = resolve)));
+      const target = render(ChangesPanel, { sessionId: 'ses_1' });
+      await settle();
+      expect(target.querySelector('[data-testid="changes-slow"]')).toBeNull();
+      vi.advanceTimersByTime(31_000);
+      flushSync();
+      const slow = target.querySelector('[data-testid="changes-slow"]');
+      expect(slow?.textContent).toContain('31 s');
+      expect(slow?.textContent).toContain('connected');
+      expect(target.querySelector('[data-testid="changes-error"]')).toBeNull();
+      answer(changeSet());
+      await settle();
+      expect(target.querySelectorAll('[data-testid="changes-file"]')).toHaveLength(3);
+      expect(target.querySelector('[data-testid="changes-slow"]')).toBeNull();
+
+      invoke.mockRejectedValueOnce(new HostError('opencode_slow', 'cannot reach OpenCode at http://127.0.0.1:1/vcs/diff: operation timed out'));
+      target.querySelector<HTMLElement>('[aria-label="Load the changes again"]')?.click();
+      await settle();
+      const alert = target.querySelector('[data-testid="changes-error"]');
+      expect(alert?.getAttribute('data-code')).toBe('opencode_slow');
+      expect(alert?.textContent).toContain('did not answer in time');
+      expect(alert?.textContent).not.toContain('Cannot reach');
+      expect(alert?.querySelector('button')?.textContent).toContain('Retry');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('says a file is too large or binary instead of "No changes."', async () => {
+    invoke.mockResolvedValue(changeSet({
+      files: [
+        { path: 'big.txt', status: 'added', additions: 270000, deletions: 0, tooLarge: true },
+        { path: 'logo.png', status: 'modified', additions: 0, deletions: 0, tooLarge: false },
+      ],
+    }));
+    const target = render(ChangesPanel, { sessionId: 'ses_1' });
+    await settle();
+    expect(target.querySelector('[data-testid="changes-too-large"]')?.textContent).toContain('+270000');
+    expect(target.textContent).not.toContain('No changes.');
+    target.querySelectorAll<HTMLElement>('[data-testid="changes-file"]')[1]?.click();
+    flushSync();
+    expect(target.querySelector('[data-testid="changes-diff"]')?.textContent).toContain('binary');
+  });
+
   it("asks again when the backend pushes filesChanged for its folder or session, not for another folder", async () => {
     invoke.mockResolvedValue(changeSet());
     render(ChangesPanel, { sessionId: 'ses_1' });

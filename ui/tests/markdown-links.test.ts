@@ -31,7 +31,7 @@ describe('links in markdown', () => {
     // jsdom has no scrolling: record where the link asked to go.
     const scrolled: string[] = [];
     Element.prototype.scrollIntoView = function (this: Element) {
-      scrolled.push(this.id);
+      scrolled.push(this.getAttribute('data-anchor') ?? '');
     };
     const el = render('See [the steps](#steps) or [the site](https://example.com/docs).\n\n<h2 id="steps">Steps</h2>');
     const [inPage, external] = [...el.querySelectorAll('a')];

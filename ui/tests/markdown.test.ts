@@ -157,3 +157,19 @@ describe('a review verdict under its findings', () => {
     expect(verdictOnItsOwnLine('a\n\nVERDICT: CLEAN')).toBe('a\n\nVERDICT: CLEAN');
   });
 });
+
+describe('DOM clobbering', () => {
+  it('strips id and name attributes, so a reply cannot shadow globals or form fields', () => {
+    const html = renderMarkdown(
+      '<a id="cookie" href="https://e.com">a</a> <img name="getElementById" id="x" src="data:image/png;base64,AA==">\n\n<div id="body" name="currentScript">d</div>\n\n<p><span ID="location">s</span></p>',
+    );
+    const el = dom(html);
+    for (const node of el.querySelectorAll('*')) {
+      expect(node.hasAttribute('id'), `${node.nodeName} keeps no id`).toBe(false);
+      expect(node.hasAttribute('name'), `${node.nodeName} keeps no name`).toBe(false);
+    }
+    // The elements themselves and their text stay.
+    expect(el.querySelector('a')?.textContent).toBe('a');
+    expect(el.querySelector('span')?.textContent).toBe('s');
+  });
+});

@@ -23,6 +23,12 @@ export function setCodeCopyLabel(label: string, aria: string): void {
 function getPurifier(): ReturnType<typeof DOMPurify> {
   if (purifier) return purifier;
   const p = DOMPurify(window);
+  // An in-page anchor keeps working without an `id` (stripped below): its target is kept as
+  // `data-anchor`, which no script looks up by name.
+  p.addHook('beforeSanitizeAttributes', (node) => {
+    const id = node.getAttribute?.('id');
+    if (id) node.setAttribute('data-anchor', id);
+  });
   p.addHook('afterSanitizeAttributes', (node) => {
     if (node.nodeName === 'A') {
       const href = node.getAttribute('href') ?? '';
@@ -61,9 +67,11 @@ function getPurifier(): ReturnType<typeof DOMPurify> {
 const SANITIZE = {
   USE_PROFILES: { html: true },
   FORBID_TAGS: ['style', 'script', 'iframe', 'frame', 'frameset', 'object', 'embed', 'form', 'textarea', 'select', 'link', 'meta', 'base', 'svg', 'math'],
-  FORBID_ATTR: ['style', 'srcset', 'formaction', 'action', 'xlink:href'],
+  // `id` and `name` would let a reply clobber the DOM (an element named `currentScript` or with
+  // the id of one of ours shadows what the page's code looks up): no rendered element has either.
+  FORBID_ATTR: ['style', 'srcset', 'formaction', 'action', 'xlink:href', 'id', 'name'],
   ALLOW_DATA_ATTR: false,
-  ADD_ATTR: ['target', 'data-copy-code'],
+  ADD_ATTR: ['target', 'data-copy-code', 'data-anchor'],
 };
 
 function plainParagraphs(text: string): string {

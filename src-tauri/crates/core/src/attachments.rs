@@ -1,6 +1,7 @@
 //! Files a prompt carries: what the UI sends (pasted, dropped or picked content as `data:`
 //! URLs, or a path in the session's folder for an `@` mention), the size limits, and the
-//! OpenCode `file` parts they become.
+//! OpenCode `file` parts they become. A mention is sent as its real path, and only when that is
+//! a regular file inside the session's folder (no link leads out of it).
 
 use crosscheck_opencode::{FilePartInput, PartInput};
 use serde::{Deserialize, Serialize};
@@ -87,11 +88,8 @@ pub fn file_parts(directory: &str, attachments: &[Attachment]) -> Result<Vec<Par
             }
             Attachment::File { path } => {
                 let path = relative_path(path)?;
-                let url = format!(
-                    "file://{}/{}",
-                    encode_path(directory.trim_end_matches('/')),
-                    encode_path(path)
-                );
+                let real = resolve_mention(directory, path)?;
+                let url = format!("file://{}", encode_path(&real));
                 parts.push(FilePartInput::part(
                     mime_of(path),
                     Some(path.to_owned()),
@@ -152,6 +150,28 @@ fn relative_path(path: &str) -> Result<&str> {
     Ok(path)
 }
 
+/// The real path of the mentioned file `path` of the folder `directory`, every link in every
+/// component resolved, when it is a regular file inside the folder. The server reads what the
+/// URL names and follows links, so a link inside the folder to a file outside it (or a link in
+/// a parent component) would send that file; a pipe or a device would hang or stream without
+/// end. A folder that is not on this machine cannot be checked, so nothing is sent.
+fn resolve_mention(directory: &str, path: &str) -> Result<String> {
+    let root = std::fs::canonicalize(directory)
+        .map_err(|_| Error::AttachmentUnchecked(path.to_owned()))?;
+    let real = std::fs::canonicalize(std::path::Path::new(directory).join(path))
+        .map_err(|_| Error::AttachmentMissing(path.to_owned()))?;
+    if !real.starts_with(&root) {
+        return Err(Error::AttachmentOutside(path.to_owned()));
+    }
+    let meta = std::fs::metadata(&real).map_err(|_| Error::AttachmentMissing(path.to_owned()))?;
+    if !meta.file_type().is_file() {
+        return Err(Error::AttachmentNotAFile(path.to_owned()));
+    }
+    real.into_os_string()
+        .into_string()
+        .map_err(|_| Error::InvalidRequest(format!("{path:?}: the file's real path is not UTF-8")))
+}
+
 /// Percent-encodes what a `file://` URL path cannot hold as it is.
 fn encode_path(path: &str) -> String {
     let mut out = String::with_capacity(path.len());
@@ -210,8 +230,16 @@ mod tests {
 
     #[test]
     fn mentioned_files_become_file_urls_in_the_session_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("work dir");
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::create_dir_all(dir.join("docs")).unwrap();
+        std::fs::write(dir.join("src/main.rs"), "fn main() {}").unwrap();
+        std::fs::write(dir.join("docs/a b#.png"), "png").unwrap();
+        let real = std::fs::canonicalize(&dir).unwrap();
+        let base = encode_path(real.to_str().unwrap());
         let parts = file_parts(
-            "/work dir/",
+            &format!("{}/", dir.to_str().unwrap()),
             &[
                 Attachment::File {
                     path: "src/main.rs".into(),
@@ -221,12 +249,124 @@ mod tests {
                 },
             ],
         );
-        let value = json(&parts.unwrap_or_default());
-        assert_eq!(value[0]["url"], "file:///work%20dir/src/main.rs");
+        let value = json(&parts.unwrap());
+        assert_eq!(value[0]["url"], format!("file://{base}/src/main.rs"));
+        assert!(base.contains("work%20dir"), "{base}");
         assert_eq!(value[0]["mime"], "text/plain");
         assert_eq!(value[0]["filename"], "src/main.rs");
-        assert_eq!(value[1]["url"], "file:///work%20dir/docs/a%20b%23.png");
+        assert_eq!(value[1]["url"], format!("file://{base}/docs/a%20b%23.png"));
         assert_eq!(value[1]["mime"], "image/png");
+    }
+
+    /// A project folder and a folder beside it with a secret, in a fresh temp dir.
+    #[cfg(unix)]
+    fn project_and_outside() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let project = tmp.path().join("project");
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(project.join("src")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(project.join("src/lib.rs"), "pub fn a() {}").unwrap();
+        std::fs::write(outside.join("secret.txt"), "SECRET").unwrap();
+        (tmp, project, outside)
+    }
+
+    #[cfg(unix)]
+    fn mention(project: &std::path::Path, path: &str) -> Result<Vec<PartInput>> {
+        file_parts(
+            project.to_str().unwrap(),
+            &[Attachment::File { path: path.into() }],
+        )
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_to_a_file_outside_the_folder_is_refused() {
+        use std::os::unix::fs::symlink;
+        let (_tmp, project, outside) = project_and_outside();
+        symlink(outside.join("secret.txt"), project.join("notes.md")).unwrap();
+        symlink("../../outside/secret.txt", project.join("src/relative.md")).unwrap();
+        symlink("/etc/passwd", project.join("passwd.txt")).unwrap();
+        for path in ["notes.md", "src/relative.md", "passwd.txt"] {
+            let err = mention(&project, path);
+            assert!(
+                matches!(err, Err(Error::AttachmentOutside(ref p)) if p == path),
+                "{path}: {err:?}"
+            );
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_in_a_parent_component_is_refused() {
+        use std::os::unix::fs::symlink;
+        let (_tmp, project, outside) = project_and_outside();
+        symlink(&outside, project.join("vendor")).unwrap();
+        symlink("/etc", project.join("src/etc")).unwrap();
+        for path in ["vendor/secret.txt", "src/etc/passwd"] {
+            let err = mention(&project, path);
+            assert!(
+                matches!(err, Err(Error::AttachmentOutside(_))),
+                "{path}: {err:?}"
+            );
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn special_files_and_folders_are_refused() {
+        let (_tmp, project, _outside) = project_and_outside();
+        let fifo = project.join("pipe");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        std::os::unix::fs::symlink("/dev/zero", project.join("zero")).unwrap();
+        for path in ["pipe", "src"] {
+            let err = mention(&project, path);
+            assert!(
+                matches!(err, Err(Error::AttachmentNotAFile(_))),
+                "{path}: {err:?}"
+            );
+        }
+        // A link to a device outside is refused for where it leads first.
+        assert!(matches!(
+            mention(&project, "zero"),
+            Err(Error::AttachmentOutside(_))
+        ));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_inside_the_folder_is_sent_as_the_file_it_names() {
+        let (_tmp, project, _outside) = project_and_outside();
+        std::os::unix::fs::symlink("src/lib.rs", project.join("lib-link.rs")).unwrap();
+        let parts = mention(&project, "lib-link.rs").unwrap();
+        let real = std::fs::canonicalize(project.join("src/lib.rs")).unwrap();
+        let value = json(&parts);
+        assert_eq!(
+            value[0]["url"],
+            format!("file://{}", encode_path(real.to_str().unwrap()))
+        );
+        assert_eq!(value[0]["filename"], "lib-link.rs");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_missing_file_and_a_folder_not_on_this_machine_say_so() {
+        let (tmp, project, _outside) = project_and_outside();
+        std::os::unix::fs::symlink("nowhere.txt", project.join("dangling")).unwrap();
+        for path in ["absent.rs", "dangling"] {
+            let err = mention(&project, path);
+            assert!(
+                matches!(err, Err(Error::AttachmentMissing(_))),
+                "{path}: {err:?}"
+            );
+        }
+        let elsewhere = tmp.path().join("not-here");
+        let err = mention(&elsewhere, "src/lib.rs");
+        assert!(matches!(err, Err(Error::AttachmentUnchecked(_))), "{err:?}");
     }
 
     #[test]

@@ -99,7 +99,7 @@ impl Db {
     /// The saved settings; defaults when none were saved or the saved ones are unreadable.
     pub fn settings(&self) -> Settings {
         match self.get_json::<Settings>("settings") {
-            Ok(Some(s)) => s,
+            Ok(Some(s)) => s.migrated(),
             Ok(None) => Settings::default(),
             Err(e) => {
                 tracing::warn!("settings unreadable, using defaults: {e}");

@@ -94,6 +94,16 @@ error_codes! {
     SessionBusy = 409,
     /// An attached file (or all of them together) is larger than a message may carry.
     FileTooLarge = 413,
+    /// An `@` mention resolves (through a link) to a file outside the session's folder.
+    AttachmentOutside = 422,
+    /// An `@` mention names a folder, a pipe, a device or a socket, not a regular file.
+    AttachmentNotAFile = 422,
+    /// An `@` mention names a file that does not exist (or a link to nothing).
+    AttachmentMissing = 422,
+    /// An `@` mention cannot be checked: the session's folder is not on this machine.
+    AttachmentUnchecked = 422,
+    /// The OpenCode server is reachable but did not answer in time (a very large answer).
+    OpencodeSlow = 422,
     /// A bug in Crosscheck.
     Internal = 422,
     /// Web mode: the token is missing or wrong.
@@ -203,6 +213,18 @@ pub enum Error {
         /// The limit it is over, in bytes.
         limit: u64,
     },
+    /// An `@` mention resolves, through a link, outside the session's folder.
+    #[error("{0} leads outside the session's folder (through a link); it was not attached")]
+    AttachmentOutside(String),
+    /// An `@` mention is a folder or a special file (pipe, device, socket).
+    #[error("{0} is not a regular file; it was not attached")]
+    AttachmentNotAFile(String),
+    /// An `@` mention does not exist.
+    #[error("{0} does not exist in the session's folder")]
+    AttachmentMissing(String),
+    /// An `@` mention of a session whose folder is not on this machine.
+    #[error("{0} cannot be checked: the session's folder is not on this machine")]
+    AttachmentUnchecked(String),
     /// A bug: something that should not happen.
     #[error("internal error: {0}")]
     Internal(String),
@@ -236,6 +258,10 @@ impl Error {
             Error::NotAFolder(_) => ErrorCode::NotAFolder,
             Error::SessionBusy(_) => ErrorCode::SessionBusy,
             Error::FileTooLarge { .. } => ErrorCode::FileTooLarge,
+            Error::AttachmentOutside(_) => ErrorCode::AttachmentOutside,
+            Error::AttachmentNotAFile(_) => ErrorCode::AttachmentNotAFile,
+            Error::AttachmentMissing(_) => ErrorCode::AttachmentMissing,
+            Error::AttachmentUnchecked(_) => ErrorCode::AttachmentUnchecked,
             Error::Internal(_) => ErrorCode::Internal,
         }
     }
@@ -267,6 +293,9 @@ fn mb(bytes: u64) -> String {
 fn opencode_code(error: &crosscheck_opencode::Error) -> ErrorCode {
     use crosscheck_opencode::Error as E;
     match error {
+        E::Transport {
+            timed_out: true, ..
+        } => ErrorCode::OpencodeSlow,
         E::Transport { .. } => ErrorCode::OpencodeUnreachable,
         E::Unauthorized => ErrorCode::OpencodeUnauthorized,
         E::NotFound { .. } => ErrorCode::NotFound,
@@ -304,6 +333,12 @@ mod tests {
             E::Transport {
                 url: "u".into(),
                 message: "m".into(),
+                timed_out: false,
+            },
+            E::Transport {
+                url: "u".into(),
+                message: "m".into(),
+                timed_out: true,
             },
             E::Unauthorized,
             E::NotFound { what: "w".into() },

@@ -45,8 +45,17 @@ pub struct Settings {
     pub notifications: NotificationSettings,
 }
 
-/// Read-only shell commands a reviewer may run by default.
-pub const DEFAULT_REVIEWER_SHELL_ALLOW: &[&str] = &[
+/// Shell commands a read-only reviewer may run by default: none. The pinned OpenCode asks
+/// permission only for plain command nodes of a command line: a declaration (`export`,
+/// `declare -x`, `typeset -x`, `readonly`) and a brace expansion (`{touch,x}`) run unchecked,
+/// and what they export reaches the next allowed command (`GIT_EXTERNAL_DIFF`,
+/// `GIT_CONFIG_PARAMETERS`, `BASH_ENV`, `LD_PRELOAD`). No allow list can hold while the shell
+/// is there, so a read-only reviewer has none: it reads with OpenCode's read, grep and glob.
+pub const DEFAULT_REVIEWER_SHELL_ALLOW: &[&str] = &[];
+
+/// The list earlier versions allowed by default. Settings saved with exactly this list are
+/// read as the new default (no shell), since the user never chose it.
+pub const PREVIOUS_DEFAULT_REVIEWER_SHELL_ALLOW: &[&str] = &[
     "git status*",
     "git diff*",
     "git log*",
@@ -63,17 +72,25 @@ pub const DEFAULT_REVIEWER_SHELL_ALLOW: &[&str] = &[
     "pwd",
 ];
 
-/// Shell command patterns denied to a read-only reviewer whatever its allow list says, because
-/// an allowed command would write or run a program through them. OpenCode matches each
-/// sub-command of a command line (split at `;`, `&&`, `|`, substitutions) with its
-/// redirections against the rules, and the last rule that matches wins, so these come after
-/// the allows: `--output` (`git diff`, `log` and `show` write the diff to a file), any
-/// redirection (`>`, `>>`, `2>`; a `>` inside quotes is refused too), ripgrep's `--pre` and
-/// `--hostname-bin` (run a program), `find`'s actions that delete, write or run, and
-/// `git difftool` (which `git diff*` would match; it starts a configured program).
+/// Shell command patterns denied to a read-only reviewer whatever its allow list says. They
+/// only matter when the user allowed commands in Settings, and they only see what OpenCode
+/// checks (each plain command with its redirections; the last matching rule wins, so these come
+/// after the allows): a `$`, backtick, brace, quote, backslash or `=` (substitutions, brace
+/// expansions, assignments, `git -c k=v`, `--output=FILE` and spellings of it), `--output` and
+/// its abbreviations, any redirection, ripgrep's `--pre` and `--hostname-bin`, `find`'s actions
+/// that delete, write or run, and `git difftool`.
 pub const REVIEWER_SHELL_DENY: &[&str] = &[
-    "*--output*",
+    "*$*",
+    "*`*",
+    "*{*",
+    "*}*",
+    "*\"*",
+    "*'*",
+    "*\\*",
+    "*=*",
+    "*--ou*",
     "*>*",
+    "*<*",
     "rg *--pre*",
     "rg *--hostname-bin*",
     "find *-delete*",
@@ -83,6 +100,49 @@ pub const REVIEWER_SHELL_DENY: &[&str] = &[
     "find *-fls*",
     "git difftool*",
 ];
+
+/// Commands a user's allowed pattern may not start with: they run other programs or change the
+/// shell's environment by design.
+const RUNNERS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "fish", "env", "eval", "exec", "xargs", "command",
+    "builtin", "source", ".", "export", "declare", "typeset", "readonly", "local", "alias", "set",
+    "sudo", "nohup", "nice", "timeout", "time", "watch", "find", "awk", "sed", "perl", "python",
+    "python3", "node", "ruby", "php", "make", "npm", "npx", "tee", "dd",
+];
+
+/// Why a user's allowed shell pattern is refused, if it is: a pattern is a command and fixed
+/// words of letters, digits and `._/:@%+,-`, optionally ending in `*` (any further words).
+/// Shell syntax, a `*` inside, or a command that runs other programs would let the reviewer
+/// write or run what it likes through the pattern.
+pub fn reviewer_shell_pattern_problem(pattern: &str) -> Option<String> {
+    let p = pattern.trim();
+    if p.is_empty() || p.len() > 200 {
+        return Some("it is empty or longer than 200 characters".into());
+    }
+    let body = p.strip_suffix('*').unwrap_or(p);
+    if let Some(c) = body
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || " ._/:@%+,-".contains(*c)))
+    {
+        return Some(format!(
+            "{c:?} is shell syntax or a wildcard inside the pattern; only a trailing * is allowed"
+        ));
+    }
+    let command = body.split_whitespace().next().unwrap_or_default();
+    if command.is_empty() {
+        return Some("it names no command".into());
+    }
+    if RUNNERS.contains(&command) || command.contains('/') {
+        return Some(format!("{command} runs other programs"));
+    }
+    if body.split_whitespace().count() == 1 && p.ends_with('*') && !body.ends_with(' ') {
+        // `git*` or `ls*`: any program whose name starts so.
+        return Some(format!(
+            "{p} matches every program whose name starts with {command}; write \"{command} *\""
+        ));
+    }
+    None
+}
 
 impl Default for Settings {
     fn default() -> Self {
@@ -133,21 +193,20 @@ impl Settings {
         if ms > MAX_HANDOFF_TIMEOUT_MS {
             return Err("the handoff time limit must be at most 24 hours".into());
         }
-        if let Some(bad) = self
-            .reviewer_shell_allow
-            .iter()
-            .find(|p| p.trim().is_empty() || p.trim() == "*" || p.len() > 200)
-        {
-            return Err(format!(
-                "a reviewer shell pattern must name a command (not {bad:?})"
-            ));
+        for pattern in &self.reviewer_shell_allow {
+            if let Some(why) = reviewer_shell_pattern_problem(pattern) {
+                return Err(format!(
+                    "a reviewer shell pattern must name a command and fixed words ({pattern:?}: {why})"
+                ));
+            }
         }
         Ok(())
     }
 
-    /// The permission rules of a review session: none when reviewers may edit, else `edit`
-    /// denied and `bash` denied but for the allowed patterns, then the [`REVIEWER_SHELL_DENY`]
-    /// patterns denied again (OpenCode applies the last rule that matches).
+    /// The permission rules of a review session: none when reviewers may edit, else `edit`,
+    /// `bash` and `task` denied (OpenCode then offers no tool that writes, runs a shell or starts
+    /// a subagent). Only when the user allowed shell commands in Settings do those allows follow,
+    /// then the [`REVIEWER_SHELL_DENY`] patterns (OpenCode applies the last rule that matches).
     pub fn reviewer_permission(&self) -> Option<Vec<crosscheck_opencode::PermissionRule>> {
         use crosscheck_opencode::PermissionRule;
         if !self.reviewer_read_only {
@@ -155,12 +214,22 @@ impl Settings {
         }
         let mut rules = vec![
             PermissionRule::new("edit", "*", "deny"),
+            PermissionRule::new("task", "*", "deny"),
             PermissionRule::new("bash", "*", "deny"),
         ];
+        let allowed: Vec<&str> = self
+            .reviewer_shell_allow
+            .iter()
+            .map(|p| p.trim())
+            .filter(|p| reviewer_shell_pattern_problem(p).is_none())
+            .collect();
+        if allowed.is_empty() {
+            return Some(rules);
+        }
         rules.extend(
-            self.reviewer_shell_allow
+            allowed
                 .iter()
-                .map(|p| PermissionRule::new("bash", p.trim(), "allow")),
+                .map(|p| PermissionRule::new("bash", p, "allow")),
         );
         rules.extend(
             REVIEWER_SHELL_DENY
@@ -168,6 +237,15 @@ impl Settings {
                 .map(|p| PermissionRule::new("bash", p, "deny")),
         );
         Some(rules)
+    }
+
+    /// Settings as saved by an earlier version, brought up to date: the old default shell list,
+    /// which the user never chose, becomes the new default (no shell).
+    pub fn migrated(mut self) -> Self {
+        if self.reviewer_shell_allow == PREVIOUS_DEFAULT_REVIEWER_SHELL_ALLOW {
+            self.reviewer_shell_allow.clear();
+        }
+        self
     }
 
     /// The handoff time limit in ms, within the accepted bounds even when the stored value
@@ -238,3 +316,106 @@ impl Tab {
 
 /// Key of the (single) Reviews tab.
 pub const REVIEWS_TAB_KEY: &str = "reviews";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_allow(list: &[&str]) -> Settings {
+        Settings {
+            reviewer_shell_allow: list.iter().map(|s| (*s).to_owned()).collect(),
+            ..Settings::default()
+        }
+    }
+
+    #[test]
+    fn a_read_only_reviewer_has_no_shell_no_edit_and_no_subagent_by_default() {
+        let rules = Settings::default()
+            .reviewer_permission()
+            .expect("read-only");
+        let shape: Vec<(&str, &str, &str)> = rules
+            .iter()
+            .map(|r| (r.permission.as_str(), r.pattern.as_str(), r.action.as_str()))
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                ("edit", "*", "deny"),
+                ("task", "*", "deny"),
+                ("bash", "*", "deny")
+            ]
+        );
+        let editing = Settings {
+            reviewer_read_only: false,
+            ..Settings::default()
+        };
+        assert!(editing.reviewer_permission().is_none());
+    }
+
+    #[test]
+    fn unsafe_shapes_are_refused_and_plain_commands_kept() {
+        for bad in [
+            "*",
+            "git*",
+            "ls*",
+            "git diff --output=*",
+            "export *",
+            "declare -x *",
+            "env *",
+            "bash *",
+            "eval *",
+            "git log; touch x",
+            "cat $HOME",
+            "ls {a,b}",
+            "git -c a=b *",
+            "cat *.rs",
+            "cat x > y",
+            "./run *",
+            "cat `x`",
+            "  ",
+        ] {
+            assert!(
+                reviewer_shell_pattern_problem(bad).is_some(),
+                "{bad:?} is refused"
+            );
+            assert!(with_allow(&[bad]).validate().is_err(), "{bad:?} not saved");
+        }
+        for good in [
+            "git diff *",
+            "git log",
+            "ls",
+            "ls *",
+            "cargo tree *",
+            "git status*",
+        ] {
+            assert_eq!(reviewer_shell_pattern_problem(good), None, "{good:?}");
+        }
+        assert!(with_allow(&["git diff *", "ls"]).validate().is_ok());
+    }
+
+    #[test]
+    fn user_commands_come_before_the_denials_that_stop_syntax_through_them() {
+        let rules = with_allow(&["git diff *"])
+            .reviewer_permission()
+            .expect("read-only");
+        let bash: Vec<(&str, &str)> = rules
+            .iter()
+            .filter(|r| r.permission == "bash")
+            .map(|r| (r.pattern.as_str(), r.action.as_str()))
+            .collect();
+        assert_eq!(bash[0], ("*", "deny"));
+        assert_eq!(bash[1], ("git diff *", "allow"));
+        for deny in ["*$*", "*{*", "*=*", "*>*", "*`*", "*--ou*"] {
+            let at = bash.iter().position(|r| *r == (deny, "deny"));
+            assert!(at.is_some_and(|i| i > 1), "{deny} denied after the allow");
+        }
+    }
+
+    #[test]
+    fn the_old_default_list_is_read_as_no_shell_and_a_chosen_list_stays() {
+        let old = with_allow(PREVIOUS_DEFAULT_REVIEWER_SHELL_ALLOW).migrated();
+        assert!(old.reviewer_shell_allow.is_empty());
+        let chosen = with_allow(&["git diff *"]).migrated();
+        assert_eq!(chosen.reviewer_shell_allow, ["git diff *"]);
+    }
+}

@@ -104,6 +104,8 @@ pub struct Timeouts {
     /// as the connection lives (TCP keep-alive notices a dead peer). The event stream never
     /// has one: it is watched by its heartbeat instead.
     pub long: Option<Duration>,
+    /// Limit for a diff, which the server may take minutes to compute (thousands of files).
+    pub large: Duration,
 }
 
 impl Default for Timeouts {
@@ -112,6 +114,7 @@ impl Default for Timeouts {
             connect: Duration::from_secs(5),
             request: Duration::from_secs(30),
             long: None,
+            large: Duration::from_secs(5 * 60),
         }
     }
 }
@@ -294,10 +297,7 @@ impl Client {
     }
 
     fn transport(&self, call: &Call, error: reqwest::Error) -> Error {
-        Error::Transport {
-            url: call.url.clone(),
-            message: describe_reqwest(error),
-        }
+        transport(call, error)
     }
 
     /// Sends the request and turns non-2xx answers into errors.
@@ -775,10 +775,18 @@ async fn drain(call: &Call, response: Response) -> Result<(), Error> {
         .bytes()
         .await
         .map(|_| ())
-        .map_err(|e| Error::Transport {
-            url: call.url.clone(),
-            message: describe_reqwest(e),
-        })
+        .map_err(|e| transport(call, e))
+}
+
+/// A failed exchange as [`Error::Transport`]; a time-out after the connection was made says
+/// the server is slow.
+fn transport(call: &Call, error: reqwest::Error) -> Error {
+    let timed_out = error.is_timeout() && !error.is_connect();
+    Error::Transport {
+        url: call.url.clone(),
+        message: describe_reqwest(error),
+        timed_out,
+    }
 }
 
 /// The message of a `{"name":"NotFoundError","data":{"message":...}}` body.

@@ -15,6 +15,9 @@ pub enum Error {
         url: String,
         /// What went wrong.
         message: String,
+        /// The server was reached but did not answer within the time limit: it is slow, not
+        /// gone (its code is `opencode_slow`).
+        timed_out: bool,
     },
     /// The server wants a different password (HTTP 401).
     #[error("OpenCode refused the password (HTTP 401)")]
@@ -70,6 +73,9 @@ impl Error {
     /// The stable code the UI localises.
     pub fn code(&self) -> &'static str {
         match self {
+            Error::Transport {
+                timed_out: true, ..
+            } => "opencode_slow",
             Error::Transport { .. } => "opencode_unreachable",
             Error::Unauthorized => "opencode_unauthorized",
             Error::NotFound { .. } => "not_found",
@@ -136,8 +142,17 @@ mod tests {
                 Error::Transport {
                     url: "u".into(),
                     message: "m".into(),
+                    timed_out: false,
                 },
                 "opencode_unreachable",
+            ),
+            (
+                Error::Transport {
+                    url: "u".into(),
+                    message: "m".into(),
+                    timed_out: true,
+                },
+                "opencode_slow",
             ),
             (Error::Unauthorized, "opencode_unauthorized"),
             (Error::NotFound { what: "w".into() }, "not_found"),

@@ -378,7 +378,7 @@ impl Launch {
             Timeouts {
                 connect: Duration::from_secs(1),
                 request: Duration::from_secs(2),
-                long: None,
+                ..Timeouts::default()
             },
         )?;
         let outcome = tokio::select! {

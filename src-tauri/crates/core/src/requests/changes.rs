@@ -288,6 +288,11 @@ fn file_changes(diffs: Vec<FileDiff>) -> Vec<FileChange> {
         .filter(|d| !d.file.is_empty())
         .map(|d| {
             let (patch, too_large) = match d.patch {
+                // Headers without a hunk: the server left the lines out (a file too large for
+                // it, or binary); counted lines mean too large, none binary or a mode change.
+                Some(p) if !p.lines().any(|l| l.starts_with("@@")) => {
+                    (None, d.additions > 0 || d.deletions > 0)
+                }
                 Some(p) if p.len() > FILE_PATCH_LIMIT || p.len() > budget => (None, true),
                 Some(p) => {
                     budget -= p.len();
@@ -312,9 +317,13 @@ mod tests {
     use super::*;
 
     fn diff(file: &str, patch_len: usize) -> FileDiff {
+        let hunk = "@@ -0,0 +1 @@\n";
         FileDiff {
             file: file.into(),
-            patch: Some("+".repeat(patch_len)),
+            patch: Some(format!(
+                "{hunk}{}",
+                "+".repeat(patch_len.saturating_sub(hunk.len()))
+            )),
             additions: 1,
             deletions: 0,
             status: FileStatus::Added,
@@ -352,5 +361,48 @@ mod tests {
             .sum();
         assert!(sent <= TOTAL_PATCH_LIMIT, "{sent}");
         assert!(files.last().is_some_and(|f| f.too_large));
+    }
+
+    /// What OpenCode sends for a file whose lines it left out (a 20 MB file, or past its own
+    /// budget) and for a binary file: the headers only. The Changes tab showed "No changes."
+    /// beside "+270000"; the file is too large, or binary, and the UI is told so.
+    #[test]
+    fn a_patch_of_headers_only_is_too_large_or_binary_not_empty() {
+        let headers = "Index: big.txt\n===================================================================\n--- big.txt\n+++ big.txt\n";
+        let files = file_changes(vec![
+            FileDiff {
+                file: "big.txt".into(),
+                patch: Some(headers.into()),
+                additions: 270_000,
+                deletions: 0,
+                status: FileStatus::Added,
+            },
+            FileDiff {
+                file: "logo.png".into(),
+                patch: Some(headers.replace("big.txt", "logo.png")),
+                additions: 0,
+                deletions: 0,
+                status: FileStatus::Modified,
+            },
+            FileDiff {
+                file: "empty-patch.bin".into(),
+                patch: Some(String::new()),
+                additions: 0,
+                deletions: 0,
+                status: FileStatus::Modified,
+            },
+        ]);
+        let shown: Vec<(&str, bool, bool)> = files
+            .iter()
+            .map(|f| (f.path.as_str(), f.patch.is_some(), f.too_large))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("big.txt", false, true),
+                ("logo.png", false, false),
+                ("empty-patch.bin", false, false)
+            ]
+        );
     }
 }

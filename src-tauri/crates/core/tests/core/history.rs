@@ -188,6 +188,11 @@ async fn a_fork_from_a_message_that_is_gone_makes_no_session() {
 async fn files_go_out_as_file_parts_after_the_text() {
     let h = Harness::start().await;
     let (s, _) = seeded(&h);
+    // A mention is sent only when it is a file of the session's folder on this machine.
+    let project = std::path::Path::new(&h.fake.directory);
+    std::fs::create_dir_all(project.join("src")).expect("src");
+    std::fs::write(project.join("src/main.rs"), "fn main() {}").expect("main.rs");
+    std::fs::write(project.join("a.png"), "png").expect("a.png");
     let attachments = vec![
         Attachment::Data {
             filename: "notes.txt".into(),

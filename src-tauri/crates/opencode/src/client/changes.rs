@@ -18,8 +18,9 @@ impl Client {
     /// outside git answers an empty list.
     pub async fn vcs_diff(&self, directory: &str) -> Result<Vec<FileDiff>, Error> {
         let query = [("mode", "git"), ("directory", directory)];
+        let large = self.inner.timeouts.large;
         let Entries(files) = self
-            .get_limited("/vcs/diff".into(), &query, DIFF_BODY_LIMIT)
+            .get_limited("/vcs/diff".into(), &query, DIFF_BODY_LIMIT, large)
             .await?;
         Ok(files)
     }
@@ -34,7 +35,10 @@ impl Client {
     ) -> Result<Vec<FileDiff>, Error> {
         let query: Vec<(&str, &str)> = message_id.map(|m| ("messageID", m)).into_iter().collect();
         let path = format!("/session/{}/diff", segment(id));
-        let Entries(files) = self.get_limited(path, &query, DIFF_BODY_LIMIT).await?;
+        let large = self.inner.timeouts.large;
+        let Entries(files) = self
+            .get_limited(path, &query, DIFF_BODY_LIMIT, large)
+            .await?;
         Ok(files)
     }
 
@@ -42,7 +46,10 @@ impl Client {
     /// [`Error::NotFound`].
     pub async fn todos(&self, id: &str) -> Result<Vec<Todo>, Error> {
         let path = format!("/session/{}/todo", segment(id));
-        let Entries(todos) = self.get_limited(path, &[], TODO_BODY_LIMIT).await?;
+        let request = self.inner.timeouts.request;
+        let Entries(todos) = self
+            .get_limited(path, &[], TODO_BODY_LIMIT, request)
+            .await?;
         Ok(todos)
     }
 
@@ -54,26 +61,24 @@ impl Client {
                 "/config".into(),
                 &dir_query(Some(directory)),
                 TODO_BODY_LIMIT,
+                self.inner.timeouts.request,
             )
             .await?;
         Ok(config.snapshot.unwrap_or(true))
     }
 
     /// A GET whose body may weigh at most `limit` bytes: a longer one is [`Error::TooLarge`]
-    /// as soon as it passes the limit (it is not read to its end).
+    /// as soon as it passes the limit (it is not read to its end). `timeout` bounds the whole
+    /// exchange.
     async fn get_limited<T: DeserializeOwned>(
         &self,
         path: String,
         query: &[(&str, &str)],
         limit: usize,
+        timeout: std::time::Duration,
     ) -> Result<T, Error> {
         let call = self.call(Method::GET, path, query);
-        let mut response = self
-            .send(
-                &call,
-                self.builder(&call, Some(self.inner.timeouts.request)),
-            )
-            .await?;
+        let mut response = self.send(&call, self.builder(&call, Some(timeout))).await?;
         let too_large = || Error::TooLarge {
             what: call.label(),
             limit,

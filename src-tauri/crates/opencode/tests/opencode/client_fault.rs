@@ -234,13 +234,16 @@ async fn a_404_not_found_error_is_not_found_with_the_servers_message() {
     );
 }
 
+/// A server that answers, but slower than the request's time limit, is slow, not unreachable:
+/// the Changes tab said "Cannot reach the OpenCode server" while the top bar said Connected.
 #[tokio::test]
-async fn a_reply_slower_than_the_timeout_is_a_transport_error() {
+async fn a_reply_slower_than_the_timeout_is_a_transport_error_that_says_slow() {
     let server = fake(|_| Reply::json(json!([])).delayed(Duration::from_secs(10))).await;
     let timeouts = Timeouts {
         connect: Duration::from_secs(2),
         request: Duration::from_millis(200),
         long: None,
+        ..Timeouts::default()
     };
     let client = Client::with_timeouts(
         ServerConfig {
@@ -257,7 +260,7 @@ async fn a_reply_slower_than_the_timeout_is_a_transport_error() {
         "gave up after {:?}",
         started.elapsed()
     );
-    let Error::Transport { url, message } = &err else {
+    let Error::Transport { url, message, .. } = &err else {
         panic!("expected Transport, got {err:?}")
     };
     assert_eq!(
@@ -266,7 +269,29 @@ async fn a_reply_slower_than_the_timeout_is_a_transport_error() {
     );
     assert!(message.contains("timed out"), "{message}");
     assert!(err.is_transport());
-    assert_eq!(err.code(), "opencode_unreachable");
+    assert_eq!(err.code(), "opencode_slow");
+}
+
+/// A list of 3,000 changed files takes the server longer than an ordinary request may: the
+/// diff routes wait for it (the UI shows how long it has waited).
+#[tokio::test]
+async fn a_diff_outlives_the_ordinary_request_timeout() {
+    let server = fake(|_| Reply::json(json!([])).delayed(Duration::from_millis(800))).await;
+    let timeouts = Timeouts {
+        connect: Duration::from_secs(2),
+        request: Duration::from_millis(200),
+        ..Timeouts::default()
+    };
+    let client = Client::with_timeouts(
+        ServerConfig {
+            base_url: server.base.clone(),
+            password: None,
+        },
+        timeouts,
+    )
+    .expect("client");
+    let files = client.vcs_diff("/p").await.expect("the slow diff arrives");
+    assert!(files.is_empty());
 }
 
 #[tokio::test]
@@ -280,6 +305,7 @@ async fn the_long_timeout_lets_a_slow_command_finish() {
         connect: Duration::from_secs(2),
         request: Duration::from_millis(200),
         long: None,
+        ..Timeouts::default()
     };
     let client = Client::with_timeouts(
         ServerConfig {
