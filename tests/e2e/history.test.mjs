@@ -2,7 +2,8 @@
 // fork opens a new session that OpenCode holds; revert hides the later messages, Redo brings
 // them back, and edit-and-resend makes OpenCode drop them (checked through OpenCode's API); a
 // file attached in the composer and a file picked from the `@` menu reach OpenCode as `file`
-// parts and the model as their content.
+// parts and the model as their content; a mention whose real path leaves the folder (a link to
+// a file outside it, to /etc/passwd, a linked parent folder) is refused and reaches nobody.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -34,6 +35,13 @@ before(async () => {
   fs.mkdirSync(path.join(oc.projectDir, 'src'), { recursive: true });
   fs.writeFileSync(path.join(oc.projectDir, 'src', 'main.rs'), 'fn main() { println!("mentioned-file-body"); }\n');
   fs.writeFileSync(path.join(oc.projectDir, 'README.md'), '# readme\n');
+  // Links inside the folder to what lies outside it: a file of another folder, and a folder
+  // holding one (a link in a parent component of the mentioned path).
+  const outside = fs.mkdtempSync(path.join(oc.root, 'outside-'));
+  fs.writeFileSync(path.join(outside, 'secret.txt'), 'outside-secret-body\n');
+  fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(oc.projectDir, 'src', 'leak.rs'));
+  fs.symlinkSync(outside, path.join(oc.projectDir, 'elsewhere'));
+  fs.symlinkSync('/etc/passwd', path.join(oc.projectDir, 'passwd.txt'));
   events = await subscribeEvents(oc.url, { headers: oc.authHeaders });
   session = await oc.json('/session', { method: 'POST', body: { title: TITLE } });
   for (const text of [FIRST, SECOND]) {
@@ -184,4 +192,32 @@ test('@ suggests files of the session folder and attaches the one picked', async
   assert.deepEqual(files.map((f) => f.filename), ['plan.md', 'src/main.rs']);
   assert.equal(files[1].url, `file://${oc.projectDir}/src/main.rs`);
   assert.match(ms.chatRequests().at(-1).lastUserText, /mentioned-file-body/);
+});
+
+test('an @ mention of a link that leaves the folder is refused and reaches neither OpenCode nor the model', async () => {
+  const before = (await oc.json(`/session/${session.id}/message`)).length;
+  const requests = ms.chatRequests().length;
+  for (const mention of ['src/leak.rs', 'passwd.txt', 'elsewhere/secret.txt']) {
+    await assert.rejects(
+      cc.api({
+        cmd: 'sendPrompt',
+        sessionId: session.id,
+        text: `Summarise @${mention}`,
+        attachments: [{ kind: 'file', path: mention }],
+      }),
+      /attachment_outside/,
+      `${mention} is refused`,
+    );
+  }
+  // Nothing was sent: no new message in OpenCode, no model call, and no secret anywhere.
+  assert.equal((await oc.json(`/session/${session.id}/message`)).length, before);
+  assert.equal(ms.chatRequests().length, requests);
+  const seen = JSON.stringify(ms.chatRequests());
+  assert.ok(!seen.includes('outside-secret-body') && !seen.includes('root:x:0'), 'no outside content reached the model');
+  // A plain file of the folder is still sent.
+  const from = events.events.length;
+  await cc.api({ cmd: 'sendPrompt', sessionId: session.id, text: 'Summarise @README.md', attachments: [{ kind: 'file', path: 'README.md' }] });
+  await events.waitForIdle(session.id, { from, timeoutMs: 60_000 });
+  const last = (await oc.json(`/session/${session.id}/message`)).filter((m) => m.info.role === 'user').at(-1);
+  assert.deepEqual(last.parts.filter((p) => p.type === 'file').map((f) => f.filename), ['README.md']);
 });

@@ -250,7 +250,7 @@ test('the read-only reviewer writes nothing and runs nothing, and still reads', 
     .filter((r) => JSON.stringify(r.body?.messages ?? []).includes('greet() takes a name'))
     .flatMap((r) => (r.body?.tools ?? []).map((t) => t.function?.name));
   assert.ok(offered.includes('read'), `the reviewer reads: ${offered}`);
-  for (const tool of ['bash', 'edit', 'write', 'task']) {
+  for (const tool of ['bash', 'edit', 'write', 'task', 'webfetch']) {
     assert.ok(!offered.includes(tool), `the reviewer has no ${tool} tool: ${[...new Set(offered)]}`);
   }
 });

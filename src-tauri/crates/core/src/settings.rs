@@ -204,8 +204,8 @@ impl Settings {
     }
 
     /// The permission rules of a review session: none when reviewers may edit, else `edit`,
-    /// `bash` and `task` denied (OpenCode then offers no tool that writes, runs a shell or starts
-    /// a subagent). Only when the user allowed shell commands in Settings do those allows follow,
+    /// `bash`, `task` and `webfetch` denied (OpenCode then offers no tool that writes, runs a
+    /// shell, starts a subagent or sends what it read to an address). Only when the user allowed shell commands in Settings do those allows follow,
     /// then the [`REVIEWER_SHELL_DENY`] patterns (OpenCode applies the last rule that matches).
     pub fn reviewer_permission(&self) -> Option<Vec<crosscheck_opencode::PermissionRule>> {
         use crosscheck_opencode::PermissionRule;
@@ -216,6 +216,8 @@ impl Settings {
             PermissionRule::new("edit", "*", "deny"),
             PermissionRule::new("task", "*", "deny"),
             PermissionRule::new("bash", "*", "deny"),
+            // A fetch can carry what the reviewer read to any address a file asks it to.
+            PermissionRule::new("webfetch", "*", "deny"),
         ];
         let allowed: Vec<&str> = self
             .reviewer_shell_allow
@@ -342,7 +344,8 @@ mod tests {
             [
                 ("edit", "*", "deny"),
                 ("task", "*", "deny"),
-                ("bash", "*", "deny")
+                ("bash", "*", "deny"),
+                ("webfetch", "*", "deny")
             ]
         );
         let editing = Settings {
