@@ -208,11 +208,15 @@ test('the read-only reviewer writes nothing and runs nothing, and still reads', 
   const dirQuery = `directory=${encodeURIComponent(fs.realpathSync(project))}`;
   const parts = await until(async () => {
     for (const p of await oc.json(`/permission?${dirQuery}`)) {
-      asked.push(`${p.permission} ${JSON.stringify(p.patterns)}`);
+      // OpenCode asks `doom_loop` when a model repeats one call three times: here the same
+      // refusal of an unavailable tool. Going on runs nothing, and a refusal would end the
+      // reviewer's turn before the other tries; everything else asked is refused.
+      const reply = p.permission === 'doom_loop' ? 'always' : 'reject';
+      asked.push(`${p.permission} ${JSON.stringify(p.patterns)}: ${reply}`);
       await oc.fetch(`/permission/${p.id}/reply?${dirQuery}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ reply: 'reject' }),
+        body: JSON.stringify({ reply }),
       });
     }
     const msgs = await oc.json(`/session/${reviewId}/message`);
