@@ -11,8 +11,8 @@ vi.mock('$lib/host', async (importOriginal) => {
   return { ...actual, invoke: (...args: unknown[]) => invoke(...args) };
 });
 
-const { default: ChangesPanel } = await import('$lib/components/ChangesPanel.svelte');
-const { default: TodoDock } = await import('$lib/components/TodoDock.svelte');
+const { default: ChangesPanel } = await import('$lib/components/changes/ChangesPanel.svelte');
+const { default: TodoDock } = await import('$lib/components/chat/TodoDock.svelte');
 const { store } = await import('$lib/state/store.svelte');
 const { setLocale } = await import('$lib/i18n/index.svelte');
 const { HostError } = await import('$lib/host');

@@ -7,9 +7,9 @@ vi.mock('$lib/host', async (importOriginal) => {
   return { ...actual, invoke: (...args: unknown[]) => invoke(...args), copyText: vi.fn(async () => undefined) };
 });
 
-const { default: MessageItem } = await import('$lib/components/MessageItem.svelte');
-const { default: TurnItem } = await import('$lib/components/TurnItem.svelte');
-const { default: ReviewsPanel } = await import('$lib/components/ReviewsPanel.svelte');
+const { default: MessageItem } = await import('$lib/components/chat/MessageItem.svelte');
+const { default: TurnItem } = await import('$lib/components/chat/TurnItem.svelte');
+const { default: ReviewsPanel } = await import('$lib/components/review/ReviewsPanel.svelte');
 const { store } = await import('$lib/state/store.svelte');
 const { ui } = await import('$lib/state/ui.svelte');
 const { MessageView } = await import('$lib/state/transcript.svelte');

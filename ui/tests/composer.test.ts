@@ -9,7 +9,7 @@ vi.mock('$lib/host', async (importOriginal) => {
   return { ...actual, invoke: (...args: unknown[]) => invoke(...args) };
 });
 
-const { default: Composer } = await import('$lib/components/Composer.svelte');
+const { default: Composer } = await import('$lib/components/chat/Composer.svelte');
 const { setLocale } = await import('$lib/i18n/index.svelte');
 const { outbox } = await import('$lib/state/outbox.svelte');
 const { store } = await import('$lib/state/store.svelte');

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { diffRows, diffTexts, parseUnifiedPatch, sideTexts, splitRows } from '$lib/diff';
 import { highlighterLoaded, highlightLater, highlightNow, languageOf, loadHighlighter, normalizeLang, splitHighlightedLines } from '$lib/highlight';
 
-const { default: DiffView } = await import('$lib/components/DiffView.svelte');
+const { default: DiffView } = await import('$lib/components/changes/DiffView.svelte');
 
 const PATCH = `Index: /repo/src/app.ts
 ===================================================================

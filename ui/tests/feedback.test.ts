@@ -8,9 +8,9 @@ vi.mock('$lib/host', async (importOriginal) => {
 });
 
 const { toasts, AUTO_DISMISS_MS, ERROR_DISMISS_MS } = await import('$lib/state/toasts.svelte');
-const { default: Toasts } = await import('$lib/components/Toasts.svelte');
-const { default: TurnItem } = await import('$lib/components/TurnItem.svelte');
-const { default: TopBar } = await import('$lib/components/TopBar.svelte');
+const { default: Toasts } = await import('$lib/components/common/Toasts.svelte');
+const { default: TurnItem } = await import('$lib/components/chat/TurnItem.svelte');
+const { default: TopBar } = await import('$lib/components/layout/TopBar.svelte');
 const { MessageView } = await import('$lib/state/transcript.svelte');
 const { store } = await import('$lib/state/store.svelte');
 const { outbox } = await import('$lib/state/outbox.svelte');

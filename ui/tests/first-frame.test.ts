@@ -10,7 +10,7 @@ vi.mock('$lib/host', async (importOriginal) => {
   return { ...actual, invoke: vi.fn(async () => null) };
 });
 
-const { default: MessageList } = await import('$lib/components/MessageList.svelte');
+const { default: MessageList } = await import('$lib/components/chat/MessageList.svelte');
 const { Transcript } = await import('$lib/state/transcript.svelte');
 
 function transcript(n: number, reply: (i: number) => string = (i) => `Reply **${i}**`) {
@@ -172,7 +172,7 @@ describe('markdown warm-up', () => {
 
 describe('opening a session from the sidebar', () => {
   it('fits the composer to its text in the next frame, not while the chat is built', async () => {
-    const { default: Composer } = await import('$lib/components/Composer.svelte');
+    const { default: Composer } = await import('$lib/components/chat/Composer.svelte');
     const reads = vi.spyOn(HTMLElement.prototype, 'scrollHeight', 'get').mockReturnValue(40);
     const target = document.createElement('div');
     document.body.appendChild(target);
@@ -187,7 +187,7 @@ describe('opening a session from the sidebar', () => {
   });
 
   async function openComposer(id: string) {
-    const { default: Composer } = await import('$lib/components/Composer.svelte');
+    const { default: Composer } = await import('$lib/components/chat/Composer.svelte');
     const target = document.createElement('div');
     document.body.appendChild(target);
     const session = { id, slug: '', projectID: 'p', directory: '/p', title: id, time: { created: 1, updated: 2 } };
@@ -251,7 +251,7 @@ describe('opening a session from the sidebar', () => {
   });
 
   it('scrolls the selected item into view in the next frame, not in the click', async () => {
-    const { default: SessionItem } = await import('$lib/components/SessionItem.svelte');
+    const { default: SessionItem } = await import('$lib/components/sessions/SessionItem.svelte');
     const scroll = vi.fn();
     Object.defineProperty(HTMLElement.prototype, 'scrollIntoView', { value: scroll, configurable: true });
     const target = document.createElement('div');

@@ -3,7 +3,7 @@
 import { flushSync, mount, unmount } from 'svelte';
 import { afterEach, describe, expect, it } from 'vitest';
 
-const { default: FlowProgress } = await import('$lib/components/FlowProgress.svelte');
+const { default: FlowProgress } = await import('$lib/components/review/FlowProgress.svelte');
 const { store } = await import('$lib/state/store.svelte');
 
 type FlowState = import('$lib/types/FlowState').FlowState;

@@ -9,9 +9,9 @@ vi.mock('$lib/host', async (importOriginal) => {
   return { ...actual, invoke: (...args: unknown[]) => invoke(...args), copyText: vi.fn(async () => undefined) };
 });
 
-const { default: MessageItem } = await import('$lib/components/MessageItem.svelte');
-const { default: TurnItem } = await import('$lib/components/TurnItem.svelte');
-const { default: Composer } = await import('$lib/components/Composer.svelte');
+const { default: MessageItem } = await import('$lib/components/chat/MessageItem.svelte');
+const { default: TurnItem } = await import('$lib/components/chat/TurnItem.svelte');
+const { default: Composer } = await import('$lib/components/chat/Composer.svelte');
 const { MessageView } = await import('$lib/state/transcript.svelte');
 const { toasts } = await import('$lib/state/toasts.svelte');
 const { ui } = await import('$lib/state/ui.svelte');

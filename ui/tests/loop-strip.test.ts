@@ -8,7 +8,7 @@ vi.mock('$lib/host', async (importOriginal) => {
   return { ...actual, invoke: vi.fn(async () => null) };
 });
 
-const { default: LoopControls } = await import('$lib/components/LoopControls.svelte');
+const { default: LoopControls } = await import('$lib/components/review/LoopControls.svelte');
 const { store } = await import('$lib/state/store.svelte');
 const { setLocale } = await import('$lib/i18n/index.svelte');
 
@@ -94,7 +94,7 @@ describe('panel tabs with the same title', () => {
 
 describe('the side panel', () => {
   it('shows two same-titled session tabs with different labels', async () => {
-    const { default: ContextPanel } = await import('$lib/components/ContextPanel.svelte');
+    const { default: ContextPanel } = await import('$lib/components/layout/ContextPanel.svelte');
     store.sessions.set('ses_aaaa1111', { id: 'ses_aaaa1111', title: 'Fix the parser', directory: '/home/dev/api' } as never);
     store.sessions.set('ses_bbbb2222', { id: 'ses_bbbb2222', title: 'Fix the parser', directory: '/home/dev/web' } as never);
     store.tabs = [

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { highlighterLoaded } from '$lib/highlight';
 import { renderMarkdown } from '$lib/markdown';
 
-const { default: MarkdownBlock } = await import('$lib/components/MarkdownBlock.svelte');
+const { default: MarkdownBlock } = await import('$lib/components/common/MarkdownBlock.svelte');
 
 let apps: ReturnType<typeof mount>[] = [];
 afterEach(() => {

@@ -7,7 +7,7 @@ vi.mock('$lib/host', async (importOriginal) => {
   return { ...actual, openExternal: (url: string) => openExternal(url) };
 });
 
-const { default: Markdown } = await import('$lib/components/Markdown.svelte');
+const { default: Markdown } = await import('$lib/components/common/Markdown.svelte');
 
 let app: ReturnType<typeof mount> | null = null;
 afterEach(() => {

@@ -4,8 +4,8 @@
 import { flushSync, mount, unmount } from 'svelte';
 import { afterEach, describe, expect, it } from 'vitest';
 
-const { default: MarkdownBlock } = await import('$lib/components/MarkdownBlock.svelte');
-const { default: Markdown } = await import('$lib/components/Markdown.svelte');
+const { default: MarkdownBlock } = await import('$lib/components/common/MarkdownBlock.svelte');
+const { default: Markdown } = await import('$lib/components/common/Markdown.svelte');
 
 afterEach(() => {
   document.body.innerHTML = '';

@@ -7,7 +7,7 @@ vi.mock('$lib/host', async (importOriginal) => {
   return { ...actual, invoke: (...args: unknown[]) => invoke(...args) };
 });
 
-const { default: NewSessionDialog } = await import('$lib/components/NewSessionDialog.svelte');
+const { default: NewSessionDialog } = await import('$lib/components/sessions/NewSessionDialog.svelte');
 const { HostError } = await import('$lib/host');
 const { toasts } = await import('$lib/state/toasts.svelte');
 const { ui } = await import('$lib/state/ui.svelte');

@@ -7,7 +7,7 @@ vi.mock('$lib/host', async (importOriginal) => {
   return { ...actual, invoke: (...args: unknown[]) => invoke(...args) };
 });
 
-const { default: ModelSearch } = await import('$lib/components/ModelSearch.svelte');
+const { default: ModelSearch } = await import('$lib/components/chat/ModelSearch.svelte');
 const { groupModels, noteModel, recentModels } = await import('$lib/state/recentModels');
 const { DirectoryCatalog } = await import('$lib/state/catalog.svelte');
 

@@ -10,9 +10,9 @@ vi.mock('$lib/host', async (importOriginal) => {
   return { ...actual, invoke: (...args: unknown[]) => invoke(...args) };
 });
 
-const { default: ChangesPanel } = await import('$lib/components/ChangesPanel.svelte');
-const { default: TodoDock } = await import('$lib/components/TodoDock.svelte');
-const { default: RevertBar } = await import('$lib/components/RevertBar.svelte');
+const { default: ChangesPanel } = await import('$lib/components/changes/ChangesPanel.svelte');
+const { default: TodoDock } = await import('$lib/components/chat/TodoDock.svelte');
+const { default: RevertBar } = await import('$lib/components/chat/RevertBar.svelte');
 const { store } = await import('$lib/state/store.svelte');
 const { outbox } = await import('$lib/state/outbox.svelte');
 const { MessageView } = await import('$lib/state/transcript.svelte');

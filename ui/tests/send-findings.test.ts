@@ -11,7 +11,7 @@ vi.mock('$lib/host', async (importOriginal) => {
   return { ...actual, invoke: (...args: unknown[]) => invoke(...args) };
 });
 
-const { default: TurnItem } = await import('$lib/components/TurnItem.svelte');
+const { default: TurnItem } = await import('$lib/components/chat/TurnItem.svelte');
 const { store } = await import('$lib/state/store.svelte');
 const { MessageView } = await import('$lib/state/transcript.svelte');
 const { toasts } = await import('$lib/state/toasts.svelte');

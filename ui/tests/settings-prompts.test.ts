@@ -11,7 +11,7 @@ vi.mock('$lib/host', async (importOriginal) => {
   return { ...actual, invoke: (...args: unknown[]) => invoke(...args) };
 });
 
-const { default: SettingsDialog } = await import('$lib/components/SettingsDialog.svelte');
+const { default: SettingsDialog } = await import('$lib/components/settings/SettingsDialog.svelte');
 const { setLocale } = await import('$lib/i18n/index.svelte');
 const { store } = await import('$lib/state/store.svelte');
 const { toasts } = await import('$lib/state/toasts.svelte');

@@ -12,12 +12,12 @@ vi.mock('$lib/host', async (importOriginal) => {
   return { ...actual, invoke: (...args: unknown[]) => invoke(...(args as [])), copyText: vi.fn(async () => undefined) };
 });
 
-const { default: ToolPart } = await import('$lib/components/ToolPart.svelte');
+const { default: ToolPart } = await import('$lib/components/chat/ToolPart.svelte');
 const { PartView } = await import('$lib/state/transcript.svelte');
 const { store } = await import('$lib/state/store.svelte');
 const { setLocale } = await import('$lib/i18n/index.svelte');
 const { exitKind } = await import('$lib/parts');
-const { default: PartItem } = await import('$lib/components/PartItem.svelte');
+const { default: PartItem } = await import('$lib/components/chat/PartItem.svelte');
 
 type Part = import('$lib/types/Part').Part;
 type SessionView = import('$lib/types/SessionView').SessionView;

@@ -9,8 +9,8 @@ vi.mock('$lib/host', async (importOriginal) => {
   return { ...actual, invoke: (...args: unknown[]) => invoke(...args) };
 });
 
-const { default: TurnItem } = await import('$lib/components/TurnItem.svelte');
-const { default: ChatView } = await import('$lib/components/ChatView.svelte');
+const { default: TurnItem } = await import('$lib/components/chat/TurnItem.svelte');
+const { default: ChatView } = await import('$lib/components/chat/ChatView.svelte');
 const { store } = await import('$lib/state/store.svelte');
 const { ui } = await import('$lib/state/ui.svelte');
 const { MessageView } = await import('$lib/state/transcript.svelte');

@@ -13,8 +13,8 @@ vi.mock('$lib/host', async (importOriginal) => {
   return { ...actual, invoke: (...args: unknown[]) => invoke(...args), copyText: (text: string) => copyText(text) };
 });
 
-const { default: TurnItem } = await import('$lib/components/TurnItem.svelte');
-const { default: MessageList } = await import('$lib/components/MessageList.svelte');
+const { default: TurnItem } = await import('$lib/components/chat/TurnItem.svelte');
+const { default: MessageList } = await import('$lib/components/chat/MessageList.svelte');
 const { MessageView, Transcript } = await import('$lib/state/transcript.svelte');
 const { groupRows, sessionUsage, turnText, turnUsage } = await import('$lib/turns');
 const { setLocale } = await import('$lib/i18n/index.svelte');
