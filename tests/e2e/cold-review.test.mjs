@@ -4,6 +4,8 @@
 // floor); the Reviews tab opens and shows the flagged row with the findings next to the draft.
 // Then the real `crosscheck gate plan` binary writes a row into the same ledger from another
 // process, and the open panel shows it at once (the app pushes ledger writes) and after reopening the tab.
+// Reviewing the reply again keeps the first review under the row; after a restart a fresh
+// browser still opens the reply a review came from (the ledger keeps the session).
 import { newRecordedPage, sleep, until as untilCondition } from '../support/page.mjs';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -282,5 +284,47 @@ test('the verdict filter narrows the list; a row opens the reply it reviewed and
   await verdict.selectOption('');
   const appRow = page.locator('[data-testid="reviews-panel"] [data-testid="review-row"][data-source="message"]');
   await until(async () => (await appRow.getAttribute('data-status')) === 'clean', 'the row clean after the second review');
+
+  // The first review is not replaced: it is listed under the row, with its verdict, reviewer
+  // and findings count.
+  const earlier = page.locator('[data-testid="reviews-panel"] [data-testid="review-history"] [data-testid="review-earlier"]');
+  await until(async () => (await earlier.count()) === 1, 'the earlier review under the row');
+  assert.equal(await earlier.first().getAttribute('data-status'), 'flagged');
+  const earlierText = await earlier.first().innerText();
+  assert.match(earlierText, /Flagged \(1\)/);
+  assert.match(earlierText, /gpt-5/);
+  for (const close of await page.getByRole('button', { name: 'Dismiss notification' }).all()) await close.click();
+  await page.mouse.move(0, 0);
+  await screenshot(page, 'reviews-panel-history');
+  assert.deepEqual(pageErrors, []);
+});
+
+test('after a restart, a fresh browser opens the session a review came from (the ledger keeps it)', async () => {
+  await cc.stop();
+  cc = await startCrosscheck({
+    opencodeUrl: oc.url,
+    password: PASSWORD,
+    dataDir: cc.dataDir,
+    configDir: cc.configDir,
+    env: reviewerEnv,
+  });
+  // A new page has a new context: nothing from the first browser's storage.
+  await page.close();
+  ({ page, pageErrors } = await newRecordedPage(browser));
+  await page.goto(cc.url);
+  await page.locator('[data-testid="open-reviews"]').click({ timeout: WAIT });
+  await page.locator('[data-testid="reviews-panel"]').waitFor({ state: 'visible', timeout: WAIT });
+  const appRow = page.locator('[data-testid="reviews-panel"] [data-testid="review-row"][data-source="message"]');
+  await appRow.waitFor({ state: 'visible', timeout: WAIT });
+  await appRow.click();
+  const open = page.locator('[data-testid="review-open"]');
+  await open.waitFor({ state: 'visible', timeout: WAIT });
+  assert.equal(await open.innerText(), 'Open the reply');
+  await open.click();
+  await page.locator(`[data-testid="chat"][data-session-id="${session.id}"] [data-revealed="true"] [data-testid="message-assistant"]`)
+    .filter({ hasText: 'Plan: parse CRLF config files' })
+    .waitFor({ timeout: WAIT });
+  // The history survived the restart too.
+  assert.equal(await page.locator('[data-testid="review-history"] [data-testid="review-earlier"]').count(), 1);
   assert.deepEqual(pageErrors, []);
 });

@@ -505,6 +505,7 @@ export const de: Record<MessageKey, string> = {
   'reviews.again': 'Erneut prüfen',
   'reviews.againHint': 'Denselben Text noch einmal an einen Reviewer senden; diese Zeile behält das frühere Review darunter',
   'reviews.earlier': 'Frühere Reviews dieses Texts',
+  'reviews.earlierCount': '{count} frühere',
 
   'toast.region': 'Benachrichtigungen',
   'toast.close': 'Benachrichtigung schließen',

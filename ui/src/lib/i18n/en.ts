@@ -504,6 +504,7 @@ export const en = {
   'reviews.again': 'Review again',
   'reviews.againHint': 'Send the same text to a reviewer again; this row keeps the earlier review below',
   'reviews.earlier': 'Earlier reviews of this text',
+  'reviews.earlierCount': '{count} earlier',
 
   'toast.region': 'Notifications',
   'toast.close': 'Dismiss notification',
