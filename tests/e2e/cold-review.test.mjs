@@ -8,7 +8,7 @@
 // browser still opens the reply a review came from (the ledger keeps the session).
 import { newRecordedPage, sleep, until as untilCondition } from '../support/page.mjs';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -102,8 +102,13 @@ const toasts = () => page.evaluate(() => window.__toasts ?? []);
 
 /** Runs the real `crosscheck gate plan` with the app's data and config dirs. */
 function runGate(args) {
+  return runCrosscheck(['gate', 'plan', ...args]);
+}
+
+/** Runs the real `crosscheck` binary with the app's data and config dirs. */
+function runCrosscheck(args) {
   return new Promise((resolve, reject) => {
-    const child = spawn(crosscheckBin(), ['gate', 'plan', ...args], {
+    const child = spawn(crosscheckBin(), args, {
       env: {
         ...process.env,
         CROSSCHECK_DATA_DIR: cc.dataDir,
@@ -326,5 +331,40 @@ test('after a restart, a fresh browser opens the session a review came from (the
     .waitFor({ timeout: WAIT });
   // The history survived the restart too.
   assert.equal(await page.locator('[data-testid="review-history"] [data-testid="review-earlier"]').count(), 1);
+  assert.deepEqual(pageErrors, []);
+});
+
+test('a commit gate\'s row shows the staged diff in colour: added and removed lines marked and tinted apart', async () => {
+  const repo = makeTempDir('crosscheck-cold-review-repo-');
+  const git = (...args) => execFileSync('git', ['-C', repo, ...args], { stdio: 'pipe' });
+  git('init', '-q');
+  git('config', 'user.email', 'e2e@example.invalid');
+  git('config', 'user.name', 'e2e');
+  fs.writeFileSync(path.join(repo, 'a.rs'), 'fn a() {}\nfn old() {}\n');
+  git('add', 'a.rs');
+  git('commit', '-q', '-m', 'one');
+  fs.writeFileSync(path.join(repo, 'a.rs'), 'fn a() {}\nfn new() {}\n');
+  git('add', 'a.rs');
+  ms.script([{ text: [...Array.from({ length: 8 }, (_, i) => `J${i + 1} PASS — checked.`), 'VERDICT: CLEAN'].join('\n') }]);
+  const gate = await runCrosscheck(['gate', 'commit', '--cwd', repo]);
+  assert.equal(gate.code, 1, `the first commit of a text pauses: ${gate.stdout}\n${gate.stderr}`);
+
+  const commitRow = page.locator('[data-testid="reviews-panel"] [data-testid="review-row"][data-kind="commit"]');
+  await commitRow.waitFor({ state: 'visible', timeout: WAIT });
+  assert.equal(await commitRow.getAttribute('data-source'), 'staged');
+  await commitRow.click();
+  const lines = page.locator('[data-testid="review-diff"] [data-testid="diff-line"]');
+  await until(async () => (await lines.count()) > 0, 'the staged diff');
+  const tint = (kind) =>
+    page.locator(`[data-testid="review-diff"] [data-testid="diff-line"][data-kind="${kind}"]`).first()
+      .evaluate((el) => getComputedStyle(el.querySelector('td:last-child') ?? el).backgroundColor);
+  const added = await tint('add');
+  const removed = await tint('del');
+  assert.match(await page.locator('[data-testid="review-diff"] [data-kind="add"]').first().innerText(), /fn new\(\)/);
+  assert.match(await page.locator('[data-testid="review-diff"] [data-kind="del"]').first().innerText(), /fn old\(\)/);
+  assert.notEqual(added, removed, 'added and removed lines are tinted apart');
+  for (const colour of [added, removed]) assert.doesNotMatch(colour, /^rgba\(0, 0, 0, 0\)$|^transparent$/, 'a line has a tint');
+  // A gate's row came from no session: nothing to open, nothing to review again from here.
+  assert.equal(await page.locator('[data-testid="review-open"]').count(), 0);
   assert.deepEqual(pageErrors, []);
 });
