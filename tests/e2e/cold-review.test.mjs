@@ -366,5 +366,16 @@ test('a commit gate\'s row shows the staged diff in colour: added and removed li
   for (const colour of [added, removed]) assert.doesNotMatch(colour, /^rgba\(0, 0, 0, 0\)$|^transparent$/, 'a line has a tint');
   // A gate's row came from no session: nothing to open, nothing to review again from here.
   assert.equal(await page.locator('[data-testid="review-open"]').count(), 0);
+
+  // The folder filter: the repository's folder shows its commit only, the project's its plans.
+  const folder = page.locator('[data-testid="reviews-folder"]');
+  const all = await rows().count();
+  await folder.selectOption(fs.realpathSync(repo));
+  await until(async () => (await rows().count()) === 1, 'only the repository\'s row');
+  assert.equal(await rows().first().getAttribute('data-kind'), 'commit');
+  await folder.selectOption(oc.projectDir);
+  await until(async () => (await rows().count()) === all - 1, 'only the project\'s rows');
+  assert.equal(await page.locator('[data-testid="reviews-panel"] [data-testid="review-row"][data-kind="commit"]').count(), 0);
+  await folder.selectOption('');
   assert.deepEqual(pageErrors, []);
 });
