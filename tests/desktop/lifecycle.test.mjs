@@ -6,16 +6,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { makeTempDir } from '../support/cleanup.mjs';
-import { builtBinary } from '../support/crosscheck.mjs';
 import { OFFLINE_ENV, freePort, opencodeBin, opencodeConfig, seedConfigFolder } from '../support/opencode.mjs';
 import { childrenOf, commandLine, isRunning, waitFor, workingFolder } from '../support/procs.mjs';
-import { newSession, startTauriDriver, tauriCapabilities } from '../support/webdriver.mjs';
+import { desktopPrerequisites, newSession, startTauriDriver, tauriCapabilities } from '../support/webdriver.mjs';
 
-const bin = builtBinary('crosscheck-desktop', 'CROSSCHECK_DESKTOP_BIN');
-const missing = !process.env.DISPLAY
-  ? 'no DISPLAY (run under xvfb-run -a)'
-  : !fs.existsSync(bin) ? `desktop binary not built at ${bin} (make desktop)` : null;
-const skip = missing && process.env.CROSSCHECK_SKIP_DESKTOP ? missing : false;
+const { bin, missing, skip } = desktopPrerequisites();
 
 let driver;
 let root;

@@ -4,9 +4,11 @@
 // floor); the Reviews tab opens and shows the flagged row with the findings next to the draft.
 // Then the real `crosscheck gate plan` binary writes a row into the same ledger from another
 // process, and the open panel shows it at once (the app pushes ledger writes) and after reopening the tab.
+// Reviewing the reply again keeps the first review under the row; after a restart a fresh
+// browser still opens the reply a review came from (the ledger keeps the session).
 import { newRecordedPage, sleep, until as untilCondition } from '../support/page.mjs';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -100,8 +102,13 @@ const toasts = () => page.evaluate(() => window.__toasts ?? []);
 
 /** Runs the real `crosscheck gate plan` with the app's data and config dirs. */
 function runGate(args) {
+  return runCrosscheck(['gate', 'plan', ...args]);
+}
+
+/** Runs the real `crosscheck` binary with the app's data and config dirs. */
+function runCrosscheck(args) {
   return new Promise((resolve, reject) => {
-    const child = spawn(crosscheckBin(), ['gate', 'plan', ...args], {
+    const child = spawn(crosscheckBin(), args, {
       env: {
         ...process.env,
         CROSSCHECK_DATA_DIR: cc.dataDir,
@@ -282,5 +289,93 @@ test('the verdict filter narrows the list; a row opens the reply it reviewed and
   await verdict.selectOption('');
   const appRow = page.locator('[data-testid="reviews-panel"] [data-testid="review-row"][data-source="message"]');
   await until(async () => (await appRow.getAttribute('data-status')) === 'clean', 'the row clean after the second review');
+
+  // The first review is not replaced: it is listed under the row, with its verdict, reviewer
+  // and findings count.
+  const earlier = page.locator('[data-testid="reviews-panel"] [data-testid="review-history"] [data-testid="review-earlier"]');
+  await until(async () => (await earlier.count()) === 1, 'the earlier review under the row');
+  assert.equal(await earlier.first().getAttribute('data-status'), 'flagged');
+  const earlierText = await earlier.first().innerText();
+  assert.match(earlierText, /Flagged \(1\)/);
+  assert.match(earlierText, /gpt-5/);
+  for (const close of await page.getByRole('button', { name: 'Dismiss notification' }).all()) await close.click();
+  await page.mouse.move(0, 0);
+  await screenshot(page, 'reviews-panel-history');
+  assert.deepEqual(pageErrors, []);
+});
+
+test('after a restart, a fresh browser opens the session a review came from (the ledger keeps it)', async () => {
+  await cc.stop();
+  cc = await startCrosscheck({
+    opencodeUrl: oc.url,
+    password: PASSWORD,
+    dataDir: cc.dataDir,
+    configDir: cc.configDir,
+    env: reviewerEnv,
+  });
+  // A new page has a new context: nothing from the first browser's storage.
+  await page.close();
+  ({ page, pageErrors } = await newRecordedPage(browser));
+  await page.goto(cc.url);
+  await page.locator('[data-testid="open-reviews"]').click({ timeout: WAIT });
+  await page.locator('[data-testid="reviews-panel"]').waitFor({ state: 'visible', timeout: WAIT });
+  const appRow = page.locator('[data-testid="reviews-panel"] [data-testid="review-row"][data-source="message"]');
+  await appRow.waitFor({ state: 'visible', timeout: WAIT });
+  await appRow.click();
+  const open = page.locator('[data-testid="review-open"]');
+  await open.waitFor({ state: 'visible', timeout: WAIT });
+  assert.equal(await open.innerText(), 'Open the reply');
+  await open.click();
+  await page.locator(`[data-testid="chat"][data-session-id="${session.id}"] [data-revealed="true"] [data-testid="message-assistant"]`)
+    .filter({ hasText: 'Plan: parse CRLF config files' })
+    .waitFor({ timeout: WAIT });
+  // The history survived the restart too.
+  assert.equal(await page.locator('[data-testid="review-history"] [data-testid="review-earlier"]').count(), 1);
+  assert.deepEqual(pageErrors, []);
+});
+
+test('a commit gate\'s row shows the staged diff in colour: added and removed lines marked and tinted apart', async () => {
+  const repo = makeTempDir('crosscheck-cold-review-repo-');
+  const git = (...args) => execFileSync('git', ['-C', repo, ...args], { stdio: 'pipe' });
+  git('init', '-q');
+  git('config', 'user.email', 'e2e@example.invalid');
+  git('config', 'user.name', 'e2e');
+  fs.writeFileSync(path.join(repo, 'a.rs'), 'fn a() {}\nfn old() {}\n');
+  git('add', 'a.rs');
+  git('commit', '-q', '-m', 'one');
+  fs.writeFileSync(path.join(repo, 'a.rs'), 'fn a() {}\nfn new() {}\n');
+  git('add', 'a.rs');
+  ms.script([{ text: [...Array.from({ length: 8 }, (_, i) => `J${i + 1} PASS — checked.`), 'VERDICT: CLEAN'].join('\n') }]);
+  const gate = await runCrosscheck(['gate', 'commit', '--cwd', repo]);
+  assert.equal(gate.code, 1, `the first commit of a text pauses: ${gate.stdout}\n${gate.stderr}`);
+
+  const commitRow = page.locator('[data-testid="reviews-panel"] [data-testid="review-row"][data-kind="commit"]');
+  await commitRow.waitFor({ state: 'visible', timeout: WAIT });
+  assert.equal(await commitRow.getAttribute('data-source'), 'staged');
+  await commitRow.click();
+  const lines = page.locator('[data-testid="review-diff"] [data-testid="diff-line"]');
+  await until(async () => (await lines.count()) > 0, 'the staged diff');
+  const tint = (kind) =>
+    page.locator(`[data-testid="review-diff"] [data-testid="diff-line"][data-kind="${kind}"]`).first()
+      .evaluate((el) => getComputedStyle(el.querySelector('td:last-child') ?? el).backgroundColor);
+  const added = await tint('add');
+  const removed = await tint('del');
+  assert.match(await page.locator('[data-testid="review-diff"] [data-kind="add"]').first().innerText(), /fn new\(\)/);
+  assert.match(await page.locator('[data-testid="review-diff"] [data-kind="del"]').first().innerText(), /fn old\(\)/);
+  assert.notEqual(added, removed, 'added and removed lines are tinted apart');
+  for (const colour of [added, removed]) assert.doesNotMatch(colour, /^rgba\(0, 0, 0, 0\)$|^transparent$/, 'a line has a tint');
+  // A gate's row came from no session: nothing to open, nothing to review again from here.
+  assert.equal(await page.locator('[data-testid="review-open"]').count(), 0);
+
+  // The folder filter: the repository's folder shows its commit only, the project's its plans.
+  const folder = page.locator('[data-testid="reviews-folder"]');
+  const all = await rows().count();
+  await folder.selectOption(fs.realpathSync(repo));
+  await until(async () => (await rows().count()) === 1, 'only the repository\'s row');
+  assert.equal(await rows().first().getAttribute('data-kind'), 'commit');
+  await folder.selectOption(oc.projectDir);
+  await until(async () => (await rows().count()) === all - 1, 'only the project\'s rows');
+  assert.equal(await page.locator('[data-testid="reviews-panel"] [data-testid="review-row"][data-kind="commit"]').count(), 0);
+  await folder.selectOption('');
   assert.deepEqual(pageErrors, []);
 });

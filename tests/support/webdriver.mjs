@@ -1,11 +1,15 @@
 // A minimal W3C WebDriver client over Node's fetch (keep-alive: never sends Connection: close,
-// which makes tauri-driver drop connections at random), and a launcher for tauri-driver.
+// which makes tauri-driver drop connections at random), a launcher for tauri-driver, and the
+// start-up the desktop tests share (`startDesktop`).
 
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { onCleanup, stopChild, trackChild } from './cleanup.mjs';
+import { makeTempDir, onCleanup, stopChild, trackChild } from './cleanup.mjs';
+import { builtBinary } from './crosscheck.mjs';
+import { startModelServer } from './model-server.mjs';
+import { freePort, startOpencode } from './opencode.mjs';
 
 /** The W3C web element identifier key. */
 const ELEMENT = 'element-6066-11e4-a52e-4f735466cecf';
@@ -157,4 +161,88 @@ export async function startTauriDriver({
   }
   await stop();
   throw new Error(`tauri-driver did not answer /status on ${url} ${exited ? `(exited ${JSON.stringify(exited)})` : `within ${timeoutMs} ms`}\n${out}`);
+}
+
+/**
+ * The desktop app binary and why the desktop tests cannot run here: `missing` names what is
+ * absent (no DISPLAY, the binary not built), `skip` is that reason only when
+ * CROSSCHECK_SKIP_DESKTOP is set, so a missing prerequisite fails loudly otherwise (a silent
+ * skip would hide a broken desktop route in CI).
+ * @returns {{bin: string, missing: string | null, skip: string | false}}
+ */
+export function desktopPrerequisites() {
+  const bin = builtBinary('crosscheck-desktop', 'CROSSCHECK_DESKTOP_BIN');
+  const missing = !process.env.DISPLAY
+    ? 'no DISPLAY (run under xvfb-run -a)'
+    : !fs.existsSync(bin) ? `desktop binary not built at ${bin} (make desktop)` : null;
+  return { bin, missing, skip: missing && process.env.CROSSCHECK_SKIP_DESKTOP ? missing : false };
+}
+
+/**
+ * Starts what a test of the desktop window connected to a server needs: the scripted model
+ * server, `opencode serve` with one session titled `title`, and tauri-driver (on free ports)
+ * whose app connects to that server with data and config folders of its own under a new temp
+ * folder. `env` adds to the app's environment (`appDir` is that temp folder, for files a test
+ * puts beside it). `open()` starts the WebDriver session (the window) and `stop()` ends all.
+ * @param {{title: string, password: string, prefix?: string, env?: (appDir: string) => Record<string,string>}} opts
+ */
+export async function startDesktop({ title, password, prefix = 'crosscheck-desktop-', env = () => ({}) }) {
+  const { bin } = desktopPrerequisites();
+  const ms = await startModelServer();
+  const oc = await startOpencode({ modelUrl: ms.url, password });
+  await oc.json('/session', { method: 'POST', body: { title } });
+  const appDir = makeTempDir(prefix);
+  // tauri-driver hands its environment to the app it launches.
+  const driver = await startTauriDriver({
+    port: await freePort(),
+    nativePort: await freePort(),
+    env: {
+      CROSSCHECK_OPENCODE_URL: oc.url,
+      OPENCODE_SERVER_PASSWORD: password,
+      CROSSCHECK_DATA_DIR: path.join(appDir, 'data'),
+      CROSSCHECK_CONFIG_DIR: path.join(appDir, 'config'),
+      ...env(appDir),
+    },
+  });
+  let wd = null;
+  return {
+    ms,
+    oc,
+    driver,
+    appDir,
+    /** Opens the window (a WebDriver session) and returns it. */
+    async open() {
+      wd = await newSession(tauriCapabilities(bin), { url: driver.url });
+      return wd;
+    },
+    async stop() {
+      await wd?.deleteSession();
+      await driver.stop();
+      await oc.dispose();
+      await ms.close();
+    },
+  };
+}
+
+/** Polls a script in the window until it returns a truthy value. */
+export async function waitForScript(wd, script, what, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await wd.executeScript(script);
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(200);
+  }
+}
+
+/** Waits for the session titled `title` in the sidebar and selects it. */
+export async function openSessionTitled(wd, title) {
+  await waitForScript(
+    wd,
+    `return [...document.querySelectorAll('[data-testid="session-item"]')].some((e) => e.textContent.includes(${JSON.stringify(title)}))`,
+    'the session in the sidebar',
+  );
+  await wd.executeScript(
+    `[...document.querySelectorAll('[data-testid="session-item"]')].find((e) => e.textContent.includes(${JSON.stringify(title)})).querySelector('button.main').click()`,
+  );
 }

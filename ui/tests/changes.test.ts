@@ -86,6 +86,26 @@ afterEach(() => {
 });
 
 describe('ChangesPanel', () => {
+  it('says "1 file changed" in the singular, in English and German', async () => {
+    const one = changeSet({ files: changeSet().files.slice(0, 1) });
+    invoke.mockResolvedValue(one);
+    let target = render(ChangesPanel, { sessionId: 'ses_1' });
+    await settle();
+    expect(target.querySelector('[data-testid="changes-summary"]')?.textContent?.trim()).toMatch(/^1 file changed\b/);
+    unmount(app!);
+    app = null;
+    setLocale('de');
+    target = render(ChangesPanel, { sessionId: 'ses_1' });
+    await settle();
+    expect(target.querySelector('[data-testid="changes-summary"]')?.textContent?.trim()).toMatch(/^1 Datei geändert\b/);
+    unmount(app!);
+    app = null;
+    invoke.mockResolvedValue(changeSet());
+    target = render(ChangesPanel, { sessionId: 'ses_1' });
+    await settle();
+    expect(target.querySelector('[data-testid="changes-summary"]')?.textContent?.trim()).toMatch(/^3 Dateien geändert\b/);
+  });
+
   it('lists the files with counts, shows the first diff, and moves through the list with the arrow keys', async () => {
     invoke.mockResolvedValue(changeSet());
     const target = render(ChangesPanel, { sessionId: 'ses_1' });

@@ -69,6 +69,9 @@ function entry(over: Partial<LedgerEntry>): LedgerEntry {
     attempts: 0,
     createdAt: Date.now() - 60_000,
     updatedAt: Date.now() - 60_000,
+    sessionId: null,
+    messageId: null,
+    earlier: [],
     ...over,
   };
 }
@@ -286,11 +289,20 @@ describe('ReviewsPanel', () => {
     const diff = 'diff --git a/src/a.rs b/src/a.rs\n--- a/src/a.rs\n+++ b/src/a.rs\n@@ -1,2 +1,2 @@\n fn a() {}\n-fn old() {}\n+fn new() {}\n';
     const rows = [
       entry({ key: 'c1', kind: 'commit', source: 'staged', cwd: '/home/dev/api', status: 'clean', outcome: 'clean', findings: 0, failedChecks: [] }),
-      entry({ key: 'p1', cwd: '/home/dev/web' }),
+      // Started from a session (the ledger keeps which), and reviewed twice before.
+      entry({
+        key: 'p1',
+        cwd: '/home/dev/web',
+        sessionId: 'ses_plan',
+        messageId: 'msg_plan',
+        earlier: [
+          { status: 'clean', outcome: 'clean', verdict: 'CLEAN', findings: 0, reviewer: 'gpt-5', durationMs: 4100, sessionId: 'ses_plan', messageId: 'msg_plan', reviewedAt: Date.now() - 120_000 },
+          { status: 'flagged', outcome: 'flagged', verdict: 'FLAGS (3)', findings: 3, reviewer: 'o3', durationMs: 9000, sessionId: null, messageId: null, reviewedAt: Date.now() - 7_200_000 },
+        ],
+      }),
       entry({ key: 'p2', cwd: '/home/dev/api', status: 'unreviewed', outcome: 'auth', failedChecks: [] }),
     ];
     store.sessions.set('ses_plan', { id: 'ses_plan', title: 'Plan the web app', directory: '/home/dev/web' } as never);
-    store.upsertReview({ id: 'rvw_p1', sessionId: 'ses_plan', messageId: 'msg_plan', status: 'done', kind: 'plan', key: 'p1', source: 'message', startedAt: 1 });
     invoke.mockImplementation(async (req: { cmd: string; key?: string }) => {
       if (req.cmd === 'listReviews') return rows;
       if (req.cmd === 'getReview') return { entry: rows.find((r) => r.key === req.key), text: req.key === 'c1' ? diff : '# Plan' };
@@ -326,9 +338,20 @@ describe('ReviewsPanel', () => {
     // A gate's row came from no session here: nothing to open.
     expect(el.querySelector('[data-testid="review-open"]')).toBeNull();
 
-    // A review started here opens its reply and runs again on it.
-    el.querySelector<HTMLElement>('[data-testid="review-row"][data-id="plan:p1"]')!.click();
+    // A row reviewed before says how often; selected, it lists those reviews newest first.
+    const p1 = () => el.querySelector<HTMLElement>('[data-testid="review-row"][data-id="plan:p1"]')!;
+    expect(p1().querySelector('[data-testid="review-runs"]')?.textContent).toBe('2 earlier');
+    expect(el.querySelector('[data-testid="review-history"]')).toBeNull();
+    // A review started from a session opens its reply and runs again on it.
+    p1().click();
     await vi.waitFor(() => expect(el.querySelector('[data-testid="review-open"]')).not.toBeNull());
+    const earlier = [...el.querySelectorAll<HTMLElement>('[data-testid="review-history"] [data-testid="review-earlier"]')];
+    expect(earlier.map((r) => r.dataset.status)).toEqual(['clean', 'flagged']);
+    expect(earlier[0].textContent).toContain('gpt-5');
+    expect(earlier[0].textContent).toContain('2 min. ago');
+    expect(earlier[1].textContent).toContain('Flagged (3)');
+    expect(earlier[1].textContent).toContain('o3');
+    expect(earlier[1].textContent).toContain('9 sec');
     el.querySelector<HTMLElement>('[data-testid="review-open"]')!.click();
     expect(ui.selectedSessionId).toBe('ses_plan');
     expect(ui.revealRequest).toEqual({ sessionId: 'ses_plan', messageId: 'msg_plan' });

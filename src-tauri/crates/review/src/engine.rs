@@ -855,6 +855,8 @@ fn claim_info<'a>(request: &'a ReviewRequest, key: &'a str) -> ClaimInfo<'a> {
         cwd: &request.cwd,
         path: request.path.as_deref(),
         author: request.author.as_deref(),
+        session: request.session_id.as_deref(),
+        message: request.message_id.as_deref(),
     }
 }
 

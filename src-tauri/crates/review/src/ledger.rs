@@ -1,4 +1,6 @@
-//! The ledger: one row per claimed key, in the shared SQLite database.
+//! The ledger: one row per claimed key, in the shared SQLite database, and the history of
+//! every finished review of a key (`review_history`), so reviewing a text again keeps the
+//! earlier verdicts.
 //!
 //! Tables are prefixed `review_` (the app's core crate keeps its own tables in the same file).
 //! Every process opens the file in WAL mode with a busy timeout. A claim reads first (a WAL
@@ -14,7 +16,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use crate::error::{Error, Result};
-use crate::types::{LedgerEntry, ReviewKind, ReviewSource, ReviewStatus};
+use crate::types::{LedgerEntry, ReviewKind, ReviewRun, ReviewSource, ReviewStatus};
 
 /// How long a process waits for another one's write lock.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
@@ -39,6 +41,8 @@ CREATE TABLE IF NOT EXISTS review_ledger (
     updated_at  INTEGER NOT NULL,
     owner_pid   INTEGER,
     owner_start INTEGER,
+    session_id  TEXT,
+    message_id  TEXT,
     PRIMARY KEY (kind, key)
 );
 CREATE INDEX IF NOT EXISTS review_ledger_created ON review_ledger (created_at);
@@ -50,14 +54,50 @@ CREATE TABLE IF NOT EXISTS review_texts (
     created_at  INTEGER NOT NULL,
     PRIMARY KEY (kind, key)
 );
+CREATE TABLE IF NOT EXISTS review_history (
+    id          INTEGER PRIMARY KEY,
+    kind        TEXT NOT NULL,
+    key         TEXT NOT NULL,
+    status      TEXT NOT NULL,
+    outcome     TEXT NOT NULL,
+    verdict     TEXT,
+    findings    INTEGER,
+    reviewer    TEXT,
+    duration_ms INTEGER,
+    session_id  TEXT,
+    message_id  TEXT,
+    reviewed_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS review_history_key ON review_history (kind, key, id);
 ";
+
+/// Columns added to `review_ledger` after its first release, each added on open when missing.
+const ADDED_COLUMNS: [(&str, &str); 4] = [
+    ("owner_pid", "INTEGER"),
+    ("owner_start", "INTEGER"),
+    ("session_id", "TEXT"),
+    ("message_id", "TEXT"),
+];
+
+/// The upsert's rule for the origin columns: a claim or record that names a session replaces
+/// both, one that names none (a gate) keeps the row's earlier origin.
+const KEEP_ORIGIN: &str = "session_id = CASE WHEN excluded.session_id IS NULL \
+     THEN review_ledger.session_id ELSE excluded.session_id END, \
+     message_id = CASE WHEN excluded.session_id IS NULL \
+     THEN review_ledger.message_id ELSE excluded.message_id END";
+
+/// Finished reviews kept per key in `review_history`; older ones are dropped.
+pub const HISTORY_KEPT: i64 = 50;
+
+const HISTORY_COLUMNS: &str = "status, outcome, verdict, findings, reviewer, duration_ms, session_id, message_id, reviewed_at";
 
 /// Reviewed texts kept for the app to show next to their review; older ones are dropped
 /// (the ledger rows stay). Each text is at most the config's `maxInputChars`.
 pub const TEXTS_KEPT: i64 = 500;
 
 const COLUMNS: &str = "kind, key, source, cwd, path, author, reviewer, status, outcome, verdict, \
-                       findings, review, duration_ms, attempts, created_at, updated_at";
+                       findings, review, duration_ms, attempts, created_at, updated_at, \
+                       session_id, message_id";
 
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> i64 {
@@ -82,6 +122,10 @@ pub struct ClaimInfo<'a> {
     pub path: Option<&'a str>,
     /// Author model.
     pub author: Option<&'a str>,
+    /// The app's session the text came from (a gate has none: the row keeps an earlier one).
+    pub session: Option<&'a str>,
+    /// The assistant message reviewed, within `session`.
+    pub message: Option<&'a str>,
 }
 
 /// The rules a claim is decided by.
@@ -209,6 +253,8 @@ struct RawRow {
     attempts: i64,
     created_at: i64,
     updated_at: i64,
+    session_id: Option<String>,
+    message_id: Option<String>,
 }
 
 fn read_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
@@ -229,7 +275,58 @@ fn read_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
         attempts: row.get(13)?,
         created_at: row.get(14)?,
         updated_at: row.get(15)?,
+        session_id: row.get(16)?,
+        message_id: row.get(17)?,
     })
+}
+
+/// A `review_history` row, read in [`HISTORY_COLUMNS`] order.
+fn read_run(row: &rusqlite::Row<'_>) -> rusqlite::Result<Result<ReviewRun>> {
+    let status: String = row.get(0)?;
+    let findings: Option<i64> = row.get(3)?;
+    let duration: Option<i64> = row.get(5)?;
+    let run = ReviewRun {
+        status: ReviewStatus::Clean,
+        outcome: row.get(1)?,
+        verdict: row.get(2)?,
+        findings: findings.and_then(|f| u32::try_from(f).ok()),
+        reviewer: row.get(4)?,
+        duration_ms: duration.and_then(|d| u64::try_from(d).ok()),
+        session_id: row.get(6)?,
+        message_id: row.get(7)?,
+        reviewed_at: row.get(8)?,
+    };
+    Ok(match ReviewStatus::parse(&status) {
+        Some(status) => Ok(ReviewRun { status, ..run }),
+        None => Err(Error::Corrupt {
+            what: "status",
+            value: status,
+        }),
+    })
+}
+
+/// The earlier reviews of a row, newest first: every history row but the newest, which is the
+/// row's own result (while a review of it is pending, every history row is earlier).
+fn earlier_runs(conn: &Connection, path: &Path, entry: &LedgerEntry) -> Result<Vec<ReviewRun>> {
+    let sql = |source| Error::Ledger {
+        path: path.to_owned(),
+        source,
+    };
+    let mut stmt = conn
+        .prepare_cached(&format!(
+            "SELECT {HISTORY_COLUMNS} FROM review_history WHERE kind = ?1 AND key = ?2 \
+             ORDER BY id DESC LIMIT -1 OFFSET ?3"
+        ))
+        .map_err(sql)?;
+    let skip = i64::from(entry.status != ReviewStatus::Pending);
+    let rows = stmt
+        .query_map(params![entry.kind.as_str(), entry.key, skip], read_run)
+        .map_err(sql)?;
+    let mut out = Vec::new();
+    for run in rows {
+        out.push(run.map_err(sql)??);
+    }
+    Ok(out)
 }
 
 impl RawRow {
@@ -264,6 +361,9 @@ impl RawRow {
             attempts: u32::try_from(self.attempts).unwrap_or(0),
             created_at: self.created_at,
             updated_at: self.updated_at,
+            session_id: self.session_id,
+            message_id: self.message_id,
+            earlier: Vec::new(),
         })
     }
 }
@@ -282,8 +382,8 @@ fn select_owned(conn: &Connection, info: &ClaimInfo<'_>) -> rusqlite::Result<Opt
         ),
         params![info.kind.as_str(), info.key],
         |row| {
-            let pid: Option<i64> = row.get(16)?;
-            let start: Option<i64> = row.get(17)?;
+            let pid: Option<i64> = row.get(18)?;
+            let start: Option<i64> = row.get(19)?;
             Ok(OwnedRow {
                 raw: read_row(row)?,
                 owner: pid.and_then(|p| u32::try_from(p).ok()).map(|pid| Owner {
@@ -322,6 +422,64 @@ fn held(row: OwnedRow, rules: ClaimRules) -> Result<Option<Claimed>> {
     })
 }
 
+/// Whether every table and column of [`SCHEMA`] and [`ADDED_COLUMNS`] exists (a read only).
+fn schema_is_current(conn: &Connection) -> rusqlite::Result<bool> {
+    let columns: i64 = conn.query_row(
+        "SELECT count(*) FROM pragma_table_info('review_ledger') \
+         WHERE name IN ('owner_pid', 'owner_start', 'session_id', 'message_id')",
+        [],
+        |r| r.get(0),
+    )?;
+    let tables: i64 = conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' \
+         AND name IN ('review_texts', 'review_history')",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok(columns == ADDED_COLUMNS.len() as i64 && tables == 2)
+}
+
+/// Brings a ledger of any earlier shape to [`SCHEMA`] in one write transaction: missing tables
+/// are created, missing columns added, and a history that did not exist yet starts with each
+/// decided row's result, so no review recorded before is lost.
+fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let had_history: i64 = tx.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'review_history'",
+        [],
+        |r| r.get(0),
+    )?;
+    let had_ledger: i64 = tx.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'review_ledger'",
+        [],
+        |r| r.get(0),
+    )?;
+    tx.execute_batch(SCHEMA)?;
+    for (column, ty) in ADDED_COLUMNS {
+        let present: i64 = tx.query_row(
+            "SELECT count(*) FROM pragma_table_info('review_ledger') WHERE name = ?1",
+            params![column],
+            |r| r.get(0),
+        )?;
+        if present == 0 {
+            tx.execute_batch(&format!(
+                "ALTER TABLE review_ledger ADD COLUMN {column} {ty}"
+            ))?;
+        }
+    }
+    if had_history == 0 && had_ledger > 0 {
+        tx.execute(
+            "INSERT INTO review_history (kind, key, status, outcome, verdict, findings, reviewer, \
+             duration_ms, session_id, message_id, reviewed_at)
+             SELECT kind, key, status, outcome, verdict, findings, reviewer, duration_ms, \
+             session_id, message_id, updated_at FROM review_ledger
+             WHERE status <> 'pending' ORDER BY updated_at, rowid",
+            [],
+        )?;
+    }
+    tx.commit()
+}
+
 impl Ledger {
     /// Opens (creating if needed) the database at `path`: WAL, busy timeout, `review_` tables.
     pub fn open(path: &Path) -> Result<Self> {
@@ -341,7 +499,7 @@ impl Ledger {
             path: path.to_owned(),
             source,
         };
-        let conn = Connection::open(path).map_err(sql)?;
+        let mut conn = Connection::open(path).map_err(sql)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
         // WAL lets readers and one writer work at once. Where the file system cannot do WAL,
         // SQLite keeps its rollback journal; the busy timeout still serialises writers.
@@ -352,33 +510,8 @@ impl Ledger {
             .map_err(sql)?;
         // Creating the tables takes the write lock: skip it when they exist, so a ledger hit
         // never waits for another process's write.
-        let have: i64 = conn
-            .query_row(
-                "SELECT count(*) FROM pragma_table_info('review_ledger') \
-                 WHERE name IN ('owner_pid', 'owner_start')",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(sql)?;
-        let texts: i64 = conn
-            .query_row(
-                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'review_texts'",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(sql)?;
-        if have < 2 || texts == 0 {
-            conn.execute_batch(SCHEMA).map_err(sql)?;
-            // A ledger from before rows named their owner gains the two columns.
-            for column in ["owner_pid", "owner_start"] {
-                match conn.execute_batch(&format!(
-                    "ALTER TABLE review_ledger ADD COLUMN {column} INTEGER"
-                )) {
-                    Ok(()) => {}
-                    Err(e) if e.to_string().contains("duplicate column") => {}
-                    Err(e) => return Err(sql(e)),
-                }
-            }
+        if !schema_is_current(&conn).map_err(sql)? {
+            migrate(&mut conn).map_err(sql)?;
         }
         for suffix in ["-wal", "-shm"] {
             let mut journal = path.as_os_str().to_owned();
@@ -430,13 +563,15 @@ impl Ledger {
         }
         let me = Owner::current();
         tx.execute(
-            "INSERT INTO review_ledger (kind, key, source, cwd, path, author, status, outcome, \
-             attempts, created_at, updated_at, owner_pid, owner_start)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', 'pending', 0, ?7, ?7, ?8, ?9)
-             ON CONFLICT (kind, key) DO UPDATE SET
-                status = 'pending', outcome = 'pending', source = excluded.source,
-                path = excluded.path, author = excluded.author, updated_at = excluded.updated_at,
-                owner_pid = excluded.owner_pid, owner_start = excluded.owner_start",
+            &format!(
+                "INSERT INTO review_ledger (kind, key, source, cwd, path, author, status, outcome, \
+                 attempts, created_at, updated_at, owner_pid, owner_start, session_id, message_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', 'pending', 0, ?7, ?7, ?8, ?9, ?10, ?11)
+                 ON CONFLICT (kind, key) DO UPDATE SET
+                    status = 'pending', outcome = 'pending', source = excluded.source,
+                    path = excluded.path, author = excluded.author, updated_at = excluded.updated_at,
+                    owner_pid = excluded.owner_pid, owner_start = excluded.owner_start, {KEEP_ORIGIN}"
+            ),
             params![
                 info.kind.as_str(),
                 info.key,
@@ -447,33 +582,48 @@ impl Ledger {
                 now_ms(),
                 me.pid,
                 i64::try_from(me.start).unwrap_or(0),
+                info.session,
+                info.message,
             ],
         )
         .map_err(|e| self.sql(e))?;
-        tx.execute(
-            "DELETE FROM review_ledger WHERE rowid IN (
+        let pruned = tx
+            .execute(
+                "DELETE FROM review_ledger WHERE rowid IN (
                 SELECT rowid FROM review_ledger ORDER BY created_at DESC, rowid DESC
                 LIMIT -1 OFFSET ?1)",
-            params![i64::try_from(rules.max_rows).unwrap_or(i64::MAX)],
-        )
-        .map_err(|e| self.sql(e))?;
+                params![i64::try_from(rules.max_rows).unwrap_or(i64::MAX)],
+            )
+            .map_err(|e| self.sql(e))?;
+        if pruned > 0 {
+            tx.execute(
+                "DELETE FROM review_history WHERE NOT EXISTS (SELECT 1 FROM review_ledger l
+                 WHERE l.kind = review_history.kind AND l.key = review_history.key)",
+                [],
+            )
+            .map_err(|e| self.sql(e))?;
+        }
         tx.commit().map_err(|e| self.sql(e))?;
         Ok(Claimed::Mine)
     }
 
-    /// Writes a finished review (re-inserting the row if it was pruned meanwhile) and
-    /// returns the row.
+    /// Writes a finished review (re-inserting the row if it was pruned meanwhile), adds it to
+    /// the key's history (keeping the newest [`HISTORY_KEPT`]) and returns the row.
     pub fn record(&self, record: &Record<'_>) -> Result<LedgerEntry> {
-        let conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
         let now = now_ms();
         let i = &record.info;
-        let raw = conn
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| self.sql(e))?;
+        let raw = tx
             .query_row(
                 &format!(
                     "INSERT INTO review_ledger (kind, key, source, cwd, path, author, reviewer, \
                      status, outcome, verdict, findings, review, duration_ms, attempts, \
-                     created_at, updated_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?15)
+                     created_at, updated_at, session_id, message_id)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?15,
+                             ?16, ?17)
                      ON CONFLICT (kind, key) DO UPDATE SET
                         reviewer = excluded.reviewer, status = excluded.status,
                         outcome = excluded.outcome, verdict = excluded.verdict,
@@ -481,7 +631,7 @@ impl Ledger {
                         duration_ms = excluded.duration_ms,
                         attempts = CASE WHEN excluded.attempts = 0 THEN 0
                                         ELSE review_ledger.attempts + excluded.attempts END,
-                        updated_at = excluded.updated_at
+                        updated_at = excluded.updated_at, {KEEP_ORIGIN}
                      RETURNING {COLUMNS}"
                 ),
                 params![
@@ -500,11 +650,42 @@ impl Ledger {
                     i64::try_from(record.duration_ms).unwrap_or(i64::MAX),
                     u32::from(record.unreviewed_attempt),
                     now,
+                    i.session,
+                    i.message,
                 ],
                 read_row,
             )
             .map_err(|e| self.sql(e))?;
-        raw.into_entry()
+        tx.execute(
+            "INSERT INTO review_history (kind, key, status, outcome, verdict, findings, reviewer, \
+             duration_ms, session_id, message_id, reviewed_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![
+                i.kind.as_str(),
+                i.key,
+                record.status.as_str(),
+                record.outcome,
+                record.verdict,
+                record.findings,
+                record.reviewer,
+                i64::try_from(record.duration_ms).unwrap_or(i64::MAX),
+                i.session,
+                i.message,
+                now,
+            ],
+        )
+        .map_err(|e| self.sql(e))?;
+        tx.execute(
+            "DELETE FROM review_history WHERE kind = ?1 AND key = ?2 AND id IN (
+                SELECT id FROM review_history WHERE kind = ?1 AND key = ?2
+                ORDER BY id DESC LIMIT -1 OFFSET ?3)",
+            params![i.kind.as_str(), i.key, HISTORY_KEPT],
+        )
+        .map_err(|e| self.sql(e))?;
+        let mut entry = raw.into_entry()?;
+        entry.earlier = earlier_runs(&tx, &self.path, &entry)?;
+        tx.commit().map_err(|e| self.sql(e))?;
+        Ok(entry)
     }
 
     /// One row by kind and key.
@@ -518,7 +699,12 @@ impl Ledger {
             )
             .optional()
             .map_err(|e| self.sql(e))?;
-        raw.map(RawRow::into_entry).transpose()
+        let Some(raw) = raw else {
+            return Ok(None);
+        };
+        let mut entry = raw.into_entry()?;
+        entry.earlier = earlier_runs(&conn, &self.path, &entry)?;
+        Ok(Some(entry))
     }
 
     /// The most recently updated rows, newest first.
@@ -534,7 +720,9 @@ impl Ledger {
             .map_err(|e| self.sql(e))?;
         let mut out = Vec::new();
         for raw in rows {
-            out.push(raw.map_err(|e| self.sql(e))?.into_entry()?);
+            let mut entry = raw.map_err(|e| self.sql(e))?.into_entry()?;
+            entry.earlier = earlier_runs(&conn, &self.path, &entry)?;
+            out.push(entry);
         }
         Ok(out)
     }
@@ -600,7 +788,191 @@ mod tests {
             cwd: "/w",
             path: None,
             author: None,
+            session: None,
+            message: None,
         }
+    }
+
+    fn finished<'a>(
+        info: ClaimInfo<'a>,
+        status: ReviewStatus,
+        reviewer: &'a str,
+        findings: Option<u32>,
+    ) -> Record<'a> {
+        Record {
+            info,
+            reviewer: Some(reviewer),
+            status,
+            outcome: status.as_str(),
+            verdict: None,
+            findings,
+            review: None,
+            duration_ms: 5,
+            unreviewed_attempt: status == ReviewStatus::Unreviewed,
+        }
+    }
+
+    fn forced() -> ClaimRules {
+        ClaimRules {
+            force: true,
+            ..rules()
+        }
+    }
+
+    /// The ledger's tables as the first release created them: no owner or origin columns, no
+    /// history.
+    const FIRST_SCHEMA: &str = "
+    CREATE TABLE review_ledger (
+        kind TEXT NOT NULL, key TEXT NOT NULL, source TEXT NOT NULL, cwd TEXT NOT NULL,
+        path TEXT, author TEXT, reviewer TEXT, status TEXT NOT NULL, outcome TEXT NOT NULL,
+        verdict TEXT, findings INTEGER, review TEXT, duration_ms INTEGER,
+        attempts INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL, PRIMARY KEY (kind, key));
+    CREATE TABLE review_texts (kind TEXT NOT NULL, key TEXT NOT NULL, text TEXT NOT NULL,
+        created_at INTEGER NOT NULL, PRIMARY KEY (kind, key));
+    ";
+
+    #[test]
+    fn a_plan_reviewed_twice_keeps_both_reviews_newest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::open(&dir.path().join("x.db")).unwrap();
+        assert_eq!(ledger.claim(&info("a"), rules()).unwrap(), Claimed::Mine);
+        let first = ledger
+            .record(&finished(info("a"), ReviewStatus::Flagged, "m1", Some(2)))
+            .unwrap();
+        assert_eq!(first.earlier, vec![]);
+        // Reviewed again: while it runs, the first review is the earlier one.
+        assert_eq!(ledger.claim(&info("a"), forced()).unwrap(), Claimed::Mine);
+        let pending = ledger.get(ReviewKind::Plan, "a").unwrap().unwrap();
+        assert_eq!(pending.status, ReviewStatus::Pending);
+        assert_eq!(pending.earlier.len(), 1);
+        let second = ledger
+            .record(&finished(info("a"), ReviewStatus::Clean, "m2", Some(0)))
+            .unwrap();
+        assert_eq!(second.status, ReviewStatus::Clean);
+        assert_eq!(second.reviewer.as_deref(), Some("m2"));
+        assert_eq!(second.earlier.len(), 1, "{:?}", second.earlier);
+        let earlier = &second.earlier[0];
+        assert_eq!(earlier.status, ReviewStatus::Flagged);
+        assert_eq!(earlier.reviewer.as_deref(), Some("m1"));
+        assert_eq!(earlier.findings, Some(2));
+        // A third: both earlier ones, newest first, in the list as in the row.
+        assert_eq!(ledger.claim(&info("a"), forced()).unwrap(), Claimed::Mine);
+        ledger
+            .record(&finished(info("a"), ReviewStatus::Unreviewed, "m3", None))
+            .unwrap();
+        let listed = ledger.list(10).unwrap();
+        let statuses: Vec<_> = listed[0].earlier.iter().map(|r| r.status).collect();
+        assert_eq!(statuses, [ReviewStatus::Clean, ReviewStatus::Flagged]);
+        assert_eq!(listed[0].status, ReviewStatus::Unreviewed);
+    }
+
+    #[test]
+    fn a_keys_history_is_bounded_and_goes_with_its_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::open(&dir.path().join("x.db")).unwrap();
+        for _ in 0..HISTORY_KEPT + 3 {
+            assert_eq!(ledger.claim(&info("a"), forced()).unwrap(), Claimed::Mine);
+            ledger
+                .record(&finished(info("a"), ReviewStatus::Clean, "m", None))
+                .unwrap();
+        }
+        let entry = ledger.get(ReviewKind::Plan, "a").unwrap().unwrap();
+        assert_eq!(entry.earlier.len() as i64, HISTORY_KEPT - 1);
+        let small = ClaimRules {
+            max_rows: 1,
+            ..rules()
+        };
+        assert_eq!(ledger.claim(&info("b"), small).unwrap(), Claimed::Mine);
+        let left: i64 = ledger
+            .conn
+            .lock()
+            .unwrap()
+            .query_row("SELECT count(*) FROM review_history", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(left, 0, "the pruned row's history is dropped");
+    }
+
+    #[test]
+    fn a_review_started_from_a_session_keeps_it_and_a_gate_does_not_erase_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::open(&dir.path().join("x.db")).unwrap();
+        let from_app = ClaimInfo {
+            session: Some("ses_1"),
+            message: Some("msg_1"),
+            ..info("a")
+        };
+        assert_eq!(ledger.claim(&from_app, rules()).unwrap(), Claimed::Mine);
+        let entry = ledger
+            .record(&finished(
+                from_app.clone(),
+                ReviewStatus::Flagged,
+                "m",
+                Some(1),
+            ))
+            .unwrap();
+        assert_eq!(entry.session_id.as_deref(), Some("ses_1"));
+        assert_eq!(entry.message_id.as_deref(), Some("msg_1"));
+        // A gate reviews the same text: the row still opens the session.
+        assert_eq!(ledger.claim(&info("a"), forced()).unwrap(), Claimed::Mine);
+        let gated = ledger
+            .record(&finished(info("a"), ReviewStatus::Clean, "m", None))
+            .unwrap();
+        assert_eq!(gated.session_id.as_deref(), Some("ses_1"));
+        assert_eq!(gated.message_id.as_deref(), Some("msg_1"));
+        assert_eq!(gated.earlier[0].session_id.as_deref(), Some("ses_1"));
+        // Another session's review (of a file: no message) takes its place.
+        let from_file = ClaimInfo {
+            session: Some("ses_2"),
+            ..info("a")
+        };
+        assert_eq!(ledger.claim(&from_file, forced()).unwrap(), Claimed::Mine);
+        let pending = ledger.get(ReviewKind::Plan, "a").unwrap().unwrap();
+        assert_eq!(pending.session_id.as_deref(), Some("ses_2"));
+        assert_eq!(pending.message_id, None);
+    }
+
+    #[test]
+    fn a_ledger_from_before_history_keeps_its_rows_as_history() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.db");
+        let old = Connection::open(&path).unwrap();
+        old.execute_batch(FIRST_SCHEMA).unwrap();
+        old.execute_batch(
+            "INSERT INTO review_ledger (kind, key, source, cwd, reviewer, status, outcome, \
+             findings, attempts, created_at, updated_at)
+             VALUES ('plan', 'a', 'draft', '/w', 'old-model', 'flagged', 'flagged', 3, 0, 1, 2),
+                    ('plan', 'b', 'draft', '/w', NULL, 'pending', 'pending', NULL, 0, 3, 4);",
+        )
+        .unwrap();
+        drop(old);
+        let ledger = Ledger::open(&path).unwrap();
+        let kept = ledger.get(ReviewKind::Plan, "a").unwrap().unwrap();
+        assert_eq!(kept.status, ReviewStatus::Flagged);
+        assert_eq!(kept.findings, Some(3));
+        assert_eq!(kept.session_id, None);
+        assert_eq!(ledger.count().unwrap(), 2);
+        // Reviewed again: the result from before the upgrade is the earlier review.
+        assert_eq!(ledger.claim(&info("a"), forced()).unwrap(), Claimed::Mine);
+        let again = ledger
+            .record(&finished(info("a"), ReviewStatus::Clean, "m", None))
+            .unwrap();
+        assert_eq!(again.earlier.len(), 1);
+        assert_eq!(again.earlier[0].reviewer.as_deref(), Some("old-model"));
+        assert_eq!(again.earlier[0].findings, Some(3));
+        assert_eq!(again.earlier[0].reviewed_at, 2);
+        // Opening the upgraded file again seeds nothing twice.
+        drop(ledger);
+        let ledger = Ledger::open(&path).unwrap();
+        assert_eq!(
+            ledger
+                .get(ReviewKind::Plan, "a")
+                .unwrap()
+                .unwrap()
+                .earlier
+                .len(),
+            1
+        );
     }
 
     fn rules() -> ClaimRules {
@@ -770,11 +1142,9 @@ mod tests {
     fn a_ledger_from_before_owners_gains_the_owner_columns() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.db");
-        let old = SCHEMA.replace("    owner_pid   INTEGER,\n    owner_start INTEGER,\n", "");
-        assert!(!old.contains("owner_pid"));
         Connection::open(&path)
             .unwrap()
-            .execute_batch(&old)
+            .execute_batch(FIRST_SCHEMA)
             .unwrap();
         let ledger = Ledger::open(&path).unwrap();
         assert_eq!(ledger.claim(&info("a"), rules()).unwrap(), Claimed::Mine);

@@ -53,8 +53,8 @@ pub use log::{LogSink, Logger, MemorySink};
 pub use prompt::{COMMIT_REVIEW_SYSTEM_PROMPT, PLAN_REVIEW_SYSTEM_PROMPT};
 pub use rank::{ChoiceMode, ReviewerChoice, choose_reviewer, normalize_model_id};
 pub use types::{
-    Action, Cadence, LedgerEntry, ReviewDecision, ReviewKind, ReviewRequest, ReviewSource,
-    ReviewStatus,
+    Action, Cadence, LedgerEntry, ReviewDecision, ReviewKind, ReviewRequest, ReviewRun,
+    ReviewSource, ReviewStatus,
 };
 
 /// The ledger key of a text: lower-case sha256 hex of `cwd + "\n" + text`.

@@ -161,6 +161,15 @@ pub struct ReviewRequest {
     /// Cadence to apply.
     #[serde(default)]
     pub cadence: Cadence,
+    /// The app's session the text came from, when a review is started from one (gates
+    /// leave it out); the ledger keeps it so the row can open that session.
+    #[serde(default)]
+    #[ts(optional)]
+    pub session_id: Option<String>,
+    /// The assistant message reviewed, within [`Self::session_id`].
+    #[serde(default)]
+    #[ts(optional)]
+    pub message_id: Option<String>,
 }
 
 impl ReviewRequest {
@@ -175,6 +184,8 @@ impl ReviewRequest {
             files: Vec::new(),
             author: None,
             cadence: Cadence::Gate,
+            session_id: None,
+            message_id: None,
         }
     }
 
@@ -189,6 +200,8 @@ impl ReviewRequest {
             files,
             author: None,
             cadence: Cadence::Gate,
+            session_id: None,
+            message_id: None,
         }
     }
 
@@ -278,4 +291,41 @@ pub struct LedgerEntry {
     /// Last change, ms since the Unix epoch.
     #[ts(type = "number")]
     pub updated_at: i64,
+    /// The app's session the latest review started from a session came from (a gate's
+    /// review keeps the earlier one).
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// The assistant message that review read, within [`Self::session_id`].
+    #[serde(default)]
+    pub message_id: Option<String>,
+    /// The key's earlier reviews, newest first (the row itself holds the latest).
+    #[serde(default)]
+    pub earlier: Vec<ReviewRun>,
+}
+
+/// One finished review of a key, as the ledger's history keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct ReviewRun {
+    /// Clean, flagged or unreviewed.
+    pub status: ReviewStatus,
+    /// Detailed outcome code (see [`ReviewDecision::outcome`]).
+    pub outcome: String,
+    /// The verdict line's value, when parsed.
+    pub verdict: Option<String>,
+    /// Number of FAIL lines.
+    pub findings: Option<u32>,
+    /// The reviewer model.
+    pub reviewer: Option<String>,
+    /// Reviewer time in milliseconds.
+    #[ts(type = "number | null")]
+    pub duration_ms: Option<u64>,
+    /// The app's session it was started from, if any.
+    pub session_id: Option<String>,
+    /// The assistant message it read, if any.
+    pub message_id: Option<String>,
+    /// When it was recorded, ms since the Unix epoch.
+    #[ts(type = "number")]
+    pub reviewed_at: i64,
 }

@@ -431,7 +431,8 @@ export const de: Record<MessageKey, string> = {
   'changes.slow': 'Noch immer warten auf den Server nach {seconds} s: Eine sehr große Änderung braucht eine Weile. Der Server ist verbunden; es wird weiter gewartet.',
   'changes.retry': 'Erneut versuchen',
   'changes.files': 'Geänderte Dateien',
-  'changes.summary': '{files} Dateien geändert',
+  'changes.summary.one': '{count} Datei geändert',
+  'changes.summary.other': '{count} Dateien geändert',
   'changes.diffOf': 'Diff von {path}',
   'changes.empty': 'In diesem Bereich hat sich nichts geändert.',
   'changes.emptyWorkingTree': 'Keine Änderungen: Das Arbeitsverzeichnis entspricht HEAD.',
@@ -505,6 +506,7 @@ export const de: Record<MessageKey, string> = {
   'reviews.again': 'Erneut prüfen',
   'reviews.againHint': 'Denselben Text noch einmal an einen Reviewer senden; diese Zeile behält das frühere Review darunter',
   'reviews.earlier': 'Frühere Reviews dieses Texts',
+  'reviews.earlierCount': '{count} frühere',
 
   'toast.region': 'Benachrichtigungen',
   'toast.close': 'Benachrichtigung schließen',

@@ -430,7 +430,8 @@ export const en = {
   'changes.slow': 'Still waiting for the server after {seconds} s: a very large change takes a while to list. The server is connected; this keeps waiting.',
   'changes.retry': 'Retry',
   'changes.files': 'Changed files',
-  'changes.summary': '{files} files changed',
+  'changes.summary.one': '{count} file changed',
+  'changes.summary.other': '{count} files changed',
   'changes.diffOf': 'Diff of {path}',
   'changes.empty': 'Nothing changed in this scope.',
   'changes.emptyWorkingTree': 'No changes: the working tree matches HEAD.',
@@ -504,6 +505,7 @@ export const en = {
   'reviews.again': 'Review again',
   'reviews.againHint': 'Send the same text to a reviewer again; this row keeps the earlier review below',
   'reviews.earlier': 'Earlier reviews of this text',
+  'reviews.earlierCount': '{count} earlier',
 
   'toast.region': 'Notifications',
   'toast.close': 'Dismiss notification',

@@ -58,6 +58,16 @@ export function t(key: MessageKey, params?: Params): string {
   return interpolate(table[key] ?? en[key] ?? key, params);
 }
 
+/** A message with plural forms: the part of its keys before `.one`, `.other`, … */
+export type PluralKey = MessageKey extends infer K ? (K extends `${infer Base}.other` ? Base : never) : never;
+
+/** Translates a message with plural forms (`KEY.one`, `KEY.other`, as the locale's plural rules
+ * name them) for `count`, which is also passed as `{count}`. */
+export function tCount(key: PluralKey, count: number, params?: Params): string {
+  const form = `${key}.${new Intl.PluralRules(state.locale).select(count)}`;
+  return t(hasKey(form) ? form : (`${key}.other` as MessageKey), { count, ...params });
+}
+
 /** Whether a dynamic key (error code, notice code, command description) exists. */
 export function hasKey(key: string): key is MessageKey {
   return Object.prototype.hasOwnProperty.call(en, key);

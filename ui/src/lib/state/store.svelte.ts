@@ -4,7 +4,6 @@
 // would overwrite. Changes that arrive while a snapshot or page is being fetched are logged and
 // replayed on top of the fetched state, so nothing is lost in the race.
 
-import { reviewOrigins } from './reviewOrigins.svelte';
 import { SvelteMap } from 'svelte/reactivity';
 import type { Change } from '$lib/types/Change';
 import type { Connection } from '$lib/types/Connection';
@@ -479,7 +478,6 @@ export class Store {
     if (prev && prev.status !== 'running' && review.status === 'running') return;
     this.reviews.set(review.id, review);
     this.reviewsVersion++;
-    reviewOrigins.remember(review);
   }
 
   /** The running cold review of an assistant message, if any. */

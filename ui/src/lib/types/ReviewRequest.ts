@@ -38,4 +38,13 @@ author: string | null,
 /**
  * Cadence to apply.
  */
-cadence: Cadence, };
+cadence: Cadence, 
+/**
+ * The app's session the text came from, when a review is started from one (gates
+ * leave it out); the ledger keeps it so the row can open that session.
+ */
+sessionId?: string, 
+/**
+ * The assistant message reviewed, within [`Self::session_id`].
+ */
+messageId?: string, };

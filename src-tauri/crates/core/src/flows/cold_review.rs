@@ -2,7 +2,8 @@
 //! a reviewer with no session context (the review crate's [`Engine`], cadence `Always`: an
 //! explicit review always runs). It runs in the background; progress goes out as
 //! [`Change::Review`], the end also as a notice. The result is a row in the ledger the
-//! `crosscheck gate` runs write to, so [`list`] shows theirs as well.
+//! `crosscheck gate` runs write to, so [`list`] shows theirs as well; the row names the session
+//! (and reply) it came from, and keeps each earlier review of the same text as its history.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -103,6 +104,9 @@ pub async fn start(
     request.path = subject.path.clone();
     request.author = subject.author;
     request.cadence = Cadence::Always;
+    // The ledger keeps where the review came from, so its row opens the session (and reply).
+    request.session_id = Some(session_id.to_owned());
+    request.message_id = subject.message_id.clone();
     let key = request.key();
     let progress = ReviewProgress {
         id: ids::ascending("rvw"),

@@ -192,6 +192,10 @@ async fn slash_cold_review_reviews_the_latest_assistant_reply_and_records_it() {
     assert_eq!(entry.reviewer.as_deref(), Some("gpt-5"));
     assert_eq!(entry.review.as_deref(), Some(plan_one_flag().as_str()));
     assert_eq!(entry.cwd, h.fake.directory);
+    // The row names the session and reply it came from (the panel opens them from it).
+    assert_eq!(entry.session_id.as_deref(), Some(sid.as_str()));
+    assert_eq!(entry.message_id.as_deref(), Some(assistant.as_str()));
+    assert!(entry.earlier.is_empty());
 
     // The reviewer got the message's text as a plan from a message, and nothing else of the
     // session; the command never reached OpenCode.
@@ -247,6 +251,12 @@ async fn slash_cold_review_reviews_the_latest_assistant_reply_and_records_it() {
     let entry = again.last.entry.expect("row");
     assert_eq!(entry.status, ReviewStatus::Clean);
     assert_eq!(reviewer.seen().len(), 2);
+    // The first review is kept as the row's history, not replaced.
+    assert_eq!(entry.earlier.len(), 1, "{:?}", entry.earlier);
+    assert_eq!(entry.earlier[0].status, ReviewStatus::Flagged);
+    assert_eq!(entry.earlier[0].findings, Some(1));
+    assert_eq!(entry.earlier[0].reviewer.as_deref(), Some("gpt-5"));
+    assert_eq!(list(&h).await[0].earlier, entry.earlier);
     assert!(
         again
             .notices
