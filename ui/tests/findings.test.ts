@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import {
   countBySeverity,
   countByStatus,
+  coverageWords,
   defaultSelection,
   filterFindings,
   historyByRound,
@@ -139,5 +140,16 @@ describe('the picker of a reviewer turn', () => {
     expect([...defaultSelection(messageFindings(view, 'msg_r1'))]).toEqual(['F1', 'F2']);
     expect([...defaultSelection(messageFindings(view, 'msg_r2'))]).toEqual(['F2']);
     expect(defaultSelection([finding({ id: 'F9', severity: 'nit' })]).size).toBe(0);
+  });
+});
+
+describe('coverageWords', () => {
+  it('says how many changed files a round covered, or that it named none', () => {
+    const file = (path: string) => ({ path });
+    expect(coverageWords({ reviewed: [file('a.rs'), file('b.rs')], changed: ['a.rs', 'b.rs', 'c.rs'], uncovered: ['c.rs'] })).toBe(
+      'covered 2 of 3 changed files',
+    );
+    expect(coverageWords({ reviewed: [], changed: ['a.rs'], uncovered: ['a.rs'] })).toBe('named no file it reviewed');
+    expect(coverageWords({ reviewed: [file('a.rs')], uncovered: [] })).toBe('reviewed 1 file(s) (changed files unknown)');
   });
 });

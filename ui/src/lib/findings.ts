@@ -2,10 +2,12 @@
 // counts the filters show, a finding's history grouped by round, and which findings a
 // reviewer's turn offers to "Send selected findings" (with the default selection).
 
+import { t } from '$lib/i18n/index.svelte';
 import type { FindingRound } from '$lib/types/FindingRound';
 import type { FindingStatus } from '$lib/types/FindingStatus';
 import type { FindingView } from '$lib/types/FindingView';
 import type { FindingsView } from '$lib/types/FindingsView';
+import type { RoundCoverage } from '$lib/types/RoundCoverage';
 import type { Severity } from '$lib/types/Severity';
 
 /** Every status, in the order the filter offers them. */
@@ -87,4 +89,13 @@ export function messageFindings(view: FindingsView | undefined, messageId: strin
 /** The picker's default choice: blockers and majors checked, minors and nits not. */
 export function defaultSelection(findings: readonly FindingView[]): Set<string> {
   return new Set(findings.filter((f) => f.severity === 'blocker' || f.severity === 'major').map((f) => f.id));
+}
+
+/** What a round says it reviewed, in the words the round line shows: "covered 12 of 14
+ * changed files", the count when the changed files are unknown, or that it named none. */
+export function coverageWords(coverage: RoundCoverage): string {
+  if (coverage.reviewed.length === 0) return t('findings.coverageNone');
+  if (coverage.changed == null) return t('findings.coverageUnknown', { count: coverage.reviewed.length });
+  const total = coverage.changed.length;
+  return t('findings.coverage', { covered: total - coverage.uncovered.length, total });
 }

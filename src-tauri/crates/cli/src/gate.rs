@@ -88,9 +88,14 @@ pub struct CommitArgs {
 
 /// Arguments of `crosscheck review FILE`.
 #[derive(clap::Args, Debug)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct ReviewArgs {
+    /// `report`: print a folder's newest review as markdown instead.
+    #[command(subcommand)]
+    pub command: Option<crate::report::ReviewCommand>,
     /// The plan file to review.
-    pub file: PathBuf,
+    #[arg(required = true)]
+    pub file: Option<PathBuf>,
     /// Working directory the plan belongs to (default: the current directory).
     #[arg(long)]
     pub cwd: Option<PathBuf>,
@@ -114,23 +119,26 @@ pub fn run_gate(cmd: GateCommand) -> ExitCode {
 /// Runs `crosscheck review FILE`: always reviews, records with source `draft`, prints the
 /// outcome. Exits 0 when clean, 1 when flagged, 2 when the review could not run.
 pub fn run_review(args: ReviewArgs) -> ExitCode {
-    let text = match std::fs::read_to_string(&args.file) {
+    if let Some(crate::report::ReviewCommand::Report(report)) = args.command {
+        return crate::report::run(report);
+    }
+    let Some(file) = args.file else {
+        return fail("review", "name the plan file to review");
+    };
+    let text = match std::fs::read_to_string(&file) {
         Ok(text) => text,
-        Err(e) => return fail("review", &format!("{}: {e}", args.file.display())),
+        Err(e) => return fail("review", &format!("{}: {e}", file.display())),
     };
     let cwd = match resolve_cwd(args.cwd, None) {
         Ok(cwd) => cwd,
         Err(e) => return fail("review", &e),
     };
     let mut request = ReviewRequest::plan(path_string(&cwd), text, ReviewSource::Draft);
-    request.path = Some(path_string(&args.file));
+    request.path = Some(path_string(&file));
     request.author = args.author.filter(|a| !a.trim().is_empty());
     request.cadence = Cadence::Always;
     if request.text.trim().is_empty() {
-        return fail(
-            "review",
-            &format!("{}: the file is empty", args.file.display()),
-        );
+        return fail("review", &format!("{}: the file is empty", file.display()));
     }
     let engine = match EngineOptions::from_environment().and_then(Engine::open) {
         Ok(engine) => engine,
@@ -151,7 +159,7 @@ pub fn run_review(args: ReviewArgs) -> ExitCode {
         let _ = writeln!(
             out,
             "{}: {} ({}, reviewer {reviewer}, {} ms)",
-            args.file.display(),
+            file.display(),
             decision.status.as_str(),
             decision.outcome,
             decision.duration_ms

@@ -3,6 +3,7 @@
 
 mod gate;
 mod port;
+mod report;
 mod serve;
 mod token;
 
@@ -25,7 +26,8 @@ enum Command {
     /// Cold-review gates for agents' hooks.
     #[command(subcommand)]
     Gate(gate::GateCommand),
-    /// Review a plan file once and print the outcome.
+    /// Review a plan file once and print the outcome; `review report` prints a folder's
+    /// newest review loop as markdown.
     Review(gate::ReviewArgs),
 }
 

@@ -6,12 +6,16 @@
 //! idempotent by message id, so a reply seen twice (event and reconcile, or after a restart)
 //! is one round.
 
-use crosscheck_review::findings::{FindingStatus, FindingsReply, Severity, parse_answers};
+use crosscheck_review::findings::{
+    FindingStatus, FindingsReply, Reviewed, Severity, parse_answers, uncovered,
+};
 use rusqlite::{OptionalExtension, params};
 
 use crate::db::Db;
 use crate::error::Result;
-pub use crate::model::findings::{FindingRound, FindingView, FindingsView, ReviewRound, RoundSide};
+pub use crate::model::findings::{
+    FindingRound, FindingView, FindingsView, ReviewRound, RoundCoverage, RoundSide,
+};
 
 /// What recording a reviewer reply did.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +42,9 @@ pub(crate) fn create_tables(conn: &rusqlite::Connection) -> rusqlite::Result<()>
             status TEXT NOT NULL, note TEXT, claimed_unchanged INTEGER NOT NULL DEFAULT 0,
             message_id TEXT NOT NULL, seq INTEGER NOT NULL,
             PRIMARY KEY (review_session, id, round, side));
+         CREATE TABLE IF NOT EXISTS loop_round_coverage (
+            review_session TEXT NOT NULL, round INTEGER NOT NULL, reviewed TEXT NOT NULL,
+            changed TEXT, directory TEXT, PRIMARY KEY (review_session, round));
          CREATE TABLE IF NOT EXISTS loop_answers (
             review_session TEXT NOT NULL, message_id TEXT NOT NULL, round INTEGER NOT NULL,
             PRIMARY KEY (review_session, message_id));",
@@ -145,6 +152,74 @@ pub fn record_review(
     })
 }
 
+/// The files a fingerprint shows changed (uncommitted against its commit, untracked ones
+/// included), deleted files left out: what a review's `REVIEWED` lines should cover.
+pub fn changed_paths(fp: &crate::fingerprint::Fingerprint) -> Vec<String> {
+    fp.files
+        .iter()
+        .filter(|(_, hash)| hash.as_str() != "deleted")
+        .map(|(path, _)| path.clone())
+        .collect()
+}
+
+/// Records what round `round` of the link says it reviewed and, when known, the files the
+/// work changed, with the folder reviewed (replacing what was recorded for that round before).
+pub fn record_coverage(
+    db: &Db,
+    review_session: &str,
+    round: u32,
+    directory: &str,
+    reviewed: &[Reviewed],
+    changed: Option<&[String]>,
+) -> Result<()> {
+    let reviewed = serde_json::to_string(reviewed)
+        .map_err(|e| crate::error::Error::Internal(e.to_string()))?;
+    let changed = changed
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(|e| crate::error::Error::Internal(e.to_string()))?;
+    db.with(|c| {
+        c.execute(
+            "INSERT INTO loop_round_coverage (review_session, round, reviewed, changed, directory)
+             VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (review_session, round) DO UPDATE SET reviewed = excluded.reviewed,
+               changed = excluded.changed, directory = excluded.directory",
+            params![review_session, round, reviewed, changed, directory],
+        )?;
+        Ok(())
+    })
+}
+
+/// The review session of the newest recorded round in `directory` (a review's folder as the
+/// session has it), when any.
+pub fn newest_review_in(db: &Db, directory: &str) -> Result<Option<String>> {
+    db.with(|c| {
+        Ok(c.query_row(
+            "SELECT r.review_session FROM loop_rounds r JOIN loop_round_coverage v
+               ON v.review_session = r.review_session
+             WHERE v.directory = ?1 ORDER BY r.at DESC, r.round DESC LIMIT 1",
+            [directory],
+            |r| r.get(0),
+        )
+        .optional()?)
+    })
+}
+
+/// The coverage of a stored row: the reviewed files, the changed ones, what is left out.
+fn coverage_of(reviewed: &str, changed: Option<&str>) -> Option<RoundCoverage> {
+    let reviewed: Vec<Reviewed> = serde_json::from_str(reviewed).ok()?;
+    let changed: Option<Vec<String>> = changed.and_then(|c| serde_json::from_str(c).ok());
+    let left_out = changed
+        .as_deref()
+        .map(|c| uncovered(c, &reviewed))
+        .unwrap_or_default();
+    Some(RoundCoverage {
+        reviewed,
+        changed,
+        uncovered: left_out,
+    })
+}
+
 /// Records the implementer's answers by id to the link's newest round (its FIXED as
 /// [`FindingStatus::ClaimedFixed`] until the reviewer confirms it); `code_changed` false
 /// marks every FIXED claim "claimed fixed, code unchanged". Answers the ids so marked; nothing
@@ -155,6 +230,49 @@ pub fn record_answers(
     message_id: &str,
     text: &str,
     code_changed: bool,
+) -> Result<Vec<String>> {
+    record_answers_with(db, review_session, message_id, text, |_| !code_changed)
+}
+
+/// [`record_answers`] judged per finding: `changed` are the files the implementer's turn
+/// changed, and a FIXED claim is "claimed fixed, code unchanged" when its finding's file is
+/// not among them (a finding without a location: when no file changed at all).
+pub fn record_answers_per_file(
+    db: &Db,
+    review_session: &str,
+    message_id: &str,
+    text: &str,
+    changed: &[String],
+) -> Result<Vec<String>> {
+    record_answers_with(
+        db,
+        review_session,
+        message_id,
+        text,
+        |location| match location
+            .and_then(|l| l.split(':').next())
+            .filter(|p| !p.is_empty())
+        {
+            Some(path) => {
+                let named = [Reviewed {
+                    path: path.to_owned(),
+                    lines: None,
+                }];
+                uncovered(changed, &named).len() == changed.len()
+            }
+            None => changed.is_empty(),
+        },
+    )
+}
+
+/// Records the answers; `unchanged(location)` says whether a FIXED claim for a finding at
+/// that location left its code unchanged.
+fn record_answers_with(
+    db: &Db,
+    review_session: &str,
+    message_id: &str,
+    text: &str,
+    unchanged_at: impl Fn(Option<&str>) -> bool,
 ) -> Result<Vec<String>> {
     let answers = parse_answers(text);
     db.with(|c| {
@@ -174,15 +292,17 @@ pub fn record_answers(
         let mut seq = next_seq(&tx, review_session)?;
         let mut unchanged = Vec::new();
         for a in answers {
-            let known = tx
+            let location: Option<Option<String>> = tx
                 .query_row(
-                    "SELECT 1 FROM loop_findings WHERE review_session = ?1 AND id = ?2",
+                    "SELECT location FROM loop_findings WHERE review_session = ?1 AND id = ?2",
                     params![review_session, a.id],
-                    |_| Ok(()),
+                    |r| r.get(0),
                 )
-                .optional()?
-                .is_some();
-            if !known || a.status == FindingStatus::Withdrawn {
+                .optional()?;
+            let Some(location) = location else {
+                continue;
+            };
+            if a.status == FindingStatus::Withdrawn {
                 continue;
             }
             // The implementer's FIXED is a claim: fixed is the reviewer's word, by id.
@@ -190,7 +310,8 @@ pub fn record_answers(
                 FindingStatus::Fixed => FindingStatus::ClaimedFixed,
                 other => other,
             };
-            let claimed = status == FindingStatus::ClaimedFixed && !code_changed;
+            let claimed =
+                status == FindingStatus::ClaimedFixed && unchanged_at(location.as_deref());
             if claimed {
                 unchanged.push(a.id.clone());
             }
@@ -238,8 +359,11 @@ fn next_seq(tx: &rusqlite::Transaction<'_>, review_session: &str) -> rusqlite::R
 pub fn view(db: &Db, review_session: &str) -> Result<FindingsView> {
     db.with(|c| {
         let mut rounds_stmt = c.prepare(
-            "SELECT round, message_id, verdict, unparsed, fingerprint, at, original_session
-             FROM loop_rounds WHERE review_session = ?1 ORDER BY round",
+            "SELECT r.round, r.message_id, r.verdict, r.unparsed, r.fingerprint, r.at,
+               r.original_session, v.reviewed, v.changed
+             FROM loop_rounds r LEFT JOIN loop_round_coverage v
+               ON v.review_session = r.review_session AND v.round = r.round
+             WHERE r.review_session = ?1 ORDER BY r.round",
         )?;
         let mut original = None;
         let rounds = rounds_stmt
@@ -252,6 +376,9 @@ pub fn view(db: &Db, review_session: &str) -> Result<FindingsView> {
                         unparsed: r.get(3)?,
                         fingerprint: r.get(4)?,
                         at: r.get(5)?,
+                        coverage: r.get::<_, Option<String>>(7)?.and_then(|reviewed| {
+                            coverage_of(&reviewed, r.get::<_, Option<String>>(8).ok().flatten().as_deref())
+                        }),
                     },
                     r.get::<_, Option<String>>(6)?,
                 ))

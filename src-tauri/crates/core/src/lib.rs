@@ -19,6 +19,7 @@ pub mod metadata;
 pub mod model;
 pub mod prompts;
 mod replay;
+pub mod report;
 pub mod requests;
 pub mod review_pin;
 mod services;

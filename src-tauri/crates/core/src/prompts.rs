@@ -26,6 +26,14 @@ pub const REVIEW_ANSWER_INSTRUCTIONS: &str = "session.reviewAnswers.instructions
 /// Hidden note to the reviewer when the implementer claimed fixes the code does not show;
 /// takes `{{finding_ids}}`.
 pub const REVIEW_UNCHANGED_NOTE: &str = "session.reviewUnchanged.instructions";
+/// Hidden note to the reviewer when its CLEAN does not say it reviewed every changed file;
+/// takes `{{files}}`.
+pub const REVIEW_COVERAGE_NOTE: &str = "session.reviewCoverage.instructions";
+/// Hidden note sending the implementer back once for disputes without evidence; takes
+/// `{{finding_ids}}`.
+pub const REVIEW_EVIDENCE_NOTE: &str = "session.reviewEvidence.instructions";
+/// Hidden note to the reviewer when the implementer disputes findings; takes `{{finding_ids}}`.
+pub const REVIEW_DISPUTE_NOTE: &str = "session.reviewDispute.instructions";
 
 /// Built-in templates, in the order Settings lists them.
 pub const DEFAULTS: &[(&str, &str)] = &[
@@ -79,6 +87,8 @@ Please review the latest state again and report any remaining issues.
 FINDINGS
 - [F1] major src/lib.rs:3 — what is wrong, in one line
 - [F2] nit — a finding without a location
+REVIEWED src/lib.rs
+REVIEWED src/main.rs:10-60
 VERDICT: FLAGS (2)
 
 Rules:
@@ -87,19 +97,32 @@ Rules:
 - On later rounds, report every earlier finding that was still open by its id: `- [F1] FIXED`, `- [F1] OPEN — why it is still open`, or `- [F1] WITHDRAWN — why it was wrong`.
 - A finding is closed only by its id: a CLEAN that does not name an earlier open finding FIXED or WITHDRAWN leaves it open.
 - The block is yours: lines you quote with `>`, and a block in a code fence beside text of your own, are not read as your findings or verdict.
+- List what you reviewed in the block, before the verdict: one `REVIEWED` line per file you read (a path, optionally with the lines read as path:from-to). A CLEAN counts only when these lines name every changed file.
 - The last line is `VERDICT: CLEAN` when nothing is open, else `VERDICT: FLAGS (n)` with n the number of open findings.",
     ),
     (
         REVIEW_ANSWER_INSTRUCTIONS,
         "The feedback above lists findings with ids in brackets. After you have worked on them, end your reply with one line per finding, by id:
 - [F1] FIXED
-- [F2] DISPUTED — why you think it is not a problem
+- [F2] DISPUTED — why you think it is not a problem, with the evidence: the line of code in backticks, or a command and its output below it
 
 Answer every finding listed; do not invent new ids.",
     ),
     (
         REVIEW_UNCHANGED_NOTE,
         "Note for this round: the implementer reported {{finding_ids}} as fixed, but the code has not changed since your last review. Check those findings against the code itself, not against the claim.",
+    ),
+    (
+        REVIEW_COVERAGE_NOTE,
+        "Your verdict was CLEAN, but your findings block does not say you reviewed {{files}}. Review what it left out now, then end your reply with the findings block again: a REVIEWED line for every file you reviewed, any finding you have, and the verdict.",
+    ),
+    (
+        REVIEW_EVIDENCE_NOTE,
+        "You disputed {{finding_ids}} without evidence. A dispute counts only with its evidence: quote the line of code that shows the finding is not a problem (in backticks or a code block), or the command you ran and what it printed. Answer every finding again by id, with that evidence under each DISPUTED line.",
+    ),
+    (
+        REVIEW_DISPUTE_NOTE,
+        "The implementer disputes {{finding_ids}}; its evidence is in the reply above. For each, either accept it with `- [F1] WITHDRAWN — why`, or keep it with `- [F1] OPEN — ` and your own evidence: the line of code (in backticks) or a command's output that shows the problem is real.",
     ),
 ];
 

@@ -317,6 +317,7 @@ impl Engine {
         let reviewed = self
             .call_reviewer(request.kind, &config, plan.channel, &message)
             .await;
+        let reviewed = uncover(reviewed, &request);
         let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         // For an unreviewed key the ledger keeps why the review could not run.
         let stored_review = reviewed
@@ -844,6 +845,49 @@ impl Engine {
             );
         }
         outcome
+    }
+}
+
+/// A commit's CLEAN that does not name every staged file in its `REVIEWED` lines is no clean
+/// review: it is recorded as flagged with outcome `uncovered` and the pause names the files it
+/// left out (or says it named none). Plans have no file list and are left as they are.
+fn uncover(reviewed: Reviewed, request: &ReviewRequest) -> Reviewed {
+    if request.kind != ReviewKind::Commit
+        || reviewed.status != ReviewStatus::Clean
+        || request.files.is_empty()
+    {
+        return reviewed;
+    }
+    let Some(reply) = reviewed.review.as_deref() else {
+        return reviewed;
+    };
+    let listed = crate::verdict::reviewed_files(reply);
+    let missing = crate::findings::uncovered(&request.files, &listed);
+    if missing.is_empty() {
+        return reviewed;
+    }
+    let words = if listed.is_empty() {
+        format!(
+            "the reviewer's CLEAN names no file it reviewed (no REVIEWED line), so it covers none of the {} staged file(s)",
+            request.files.len()
+        )
+    } else {
+        format!(
+            "the reviewer's CLEAN does not say it reviewed {} of the {} staged file(s): {}",
+            missing.len(),
+            request.files.len(),
+            missing.join(", ")
+        )
+    };
+    let note = format!("(Crosscheck: {words}; this review counts as flagged, not clean.)");
+    Reviewed {
+        status: ReviewStatus::Flagged,
+        outcome: "uncovered",
+        note: Some(match reviewed.note {
+            Some(n) => format!("{note}\n{n}"),
+            None => note,
+        }),
+        ..reviewed
     }
 }
 

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::reply::{Origin, Reply, ReplyLine};
-use crate::text::plain;
+use crate::text::{fold_for_marks, plain};
 use crate::verdict::{Verdict, parse_verdict};
 
 /// How much a finding matters, most severe first.
@@ -146,6 +146,30 @@ pub struct StatusLine {
     pub reason: Option<String>,
 }
 
+/// A file the reviewer says it reviewed (a `REVIEWED` line of its own): the path as written,
+/// with the line range when one was given (`src/lib.rs:10-40`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct Reviewed {
+    /// The path as the reviewer wrote it, without a leading `./`.
+    pub path: String,
+    /// `10-40` or `12`, when given.
+    #[ts(optional)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lines: Option<String>,
+}
+
+impl Reviewed {
+    /// `path` or `path:lines`, as the findings list shows it.
+    pub fn label(&self) -> String {
+        match &self.lines {
+            Some(l) => format!("{}:{l}", self.path),
+            None => self.path.clone(),
+        }
+    }
+}
+
 /// What a reviewer's reply says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FindingsReply {
@@ -157,6 +181,8 @@ pub enum FindingsReply {
         findings: Vec<Finding>,
         /// Status lines for earlier findings, in order.
         statuses: Vec<StatusLine>,
+        /// The files the reviewer's own `REVIEWED` lines name, in order, each once.
+        reviewed: Vec<Reviewed>,
         /// Things tolerated but worth showing (an unknown severity read as major, a count that
         /// disagrees).
         warnings: Vec<String>,
@@ -186,6 +212,67 @@ impl FindingsReply {
 enum Line {
     New(Finding, Option<String>),
     Status(StatusLine),
+    Reviewed(Vec<Reviewed>),
+}
+
+/// Reads a `REVIEWED` line (`REVIEWED src/lib.rs`, `REVIEWED: a.rs:1-40, b.rs`, after a list
+/// marker and emphasis): the files it names. The word must be spelled in plain letters after
+/// normalisation: a look-alike (`RЕVIEWED` with a Cyrillic Е) claims nothing, so a coverage
+/// claim can never be smuggled past a person reading it. `Err` carries the warning for such a
+/// look-alike; `Ok(None)` for any other line.
+fn read_reviewed(raw: &str) -> Result<Option<Vec<Reviewed>>, String> {
+    let line = undecorate(raw);
+    let body = strip_bullet(&line);
+    let word = "REVIEWED";
+    let head: String = body.chars().take(word.len()).collect();
+    if !head.eq_ignore_ascii_case(word) {
+        let folded = fold_for_marks(body);
+        let fhead: String = folded.chars().take(word.len()).collect();
+        if fhead.eq_ignore_ascii_case(word) {
+            return Err(format!(
+                "a REVIEWED line spelled with look-alike letters is not read: {}",
+                line.trim()
+            ));
+        }
+        return Ok(None);
+    }
+    let rest = &body[head.len()..];
+    // `REVIEWED:` or `REVIEWED ` (not `REVIEWEDX`).
+    let rest = match rest.strip_prefix(':') {
+        Some(r) => r,
+        None if rest.starts_with(char::is_whitespace) => rest,
+        None => return Ok(None),
+    };
+    let mut out: Vec<Reviewed> = Vec::new();
+    for token in rest
+        .split([',', ' ', '\t'])
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+    {
+        let token = token.trim_start_matches("./");
+        let (path, lines) = match token.rsplit_once(':') {
+            Some((p, l))
+                if !l.is_empty()
+                    && l.split('-').count() <= 2
+                    && l.split('-')
+                        .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) =>
+            {
+                (p, Some(l.to_owned()))
+            }
+            _ => (token, None),
+        };
+        if path.is_empty() || !path.chars().any(char::is_alphanumeric) {
+            continue;
+        }
+        let entry = Reviewed {
+            path: path.to_owned(),
+            lines,
+        };
+        if !out.contains(&entry) {
+            out.push(entry);
+        }
+    }
+    Ok(Some(out))
 }
 
 /// Removes markdown emphasis and code marks, keeping every word as written (`__init__`,
@@ -385,11 +472,20 @@ pub fn parse_findings(text: &str) -> FindingsReply {
     let (entries, warnings) = read_block(&before[start..], is_body);
     let mut findings = Vec::new();
     let mut statuses = Vec::new();
+    let mut reviewed: Vec<Reviewed> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for entry in entries {
         let id = match &entry {
             Line::New(f, _) => f.id.clone(),
             Line::Status(s) => s.id.clone(),
+            Line::Reviewed(files) => {
+                for f in files {
+                    if !reviewed.contains(f) {
+                        reviewed.push(f.clone());
+                    }
+                }
+                continue;
+            }
         };
         if !seen.insert(id.clone()) {
             return FindingsReply::Unparsed {
@@ -399,6 +495,7 @@ pub fn parse_findings(text: &str) -> FindingsReply {
         match entry {
             Line::New(f, _) => findings.push(f),
             Line::Status(s) => statuses.push(s),
+            Line::Reviewed(_) => {}
         }
     }
     let open = findings.len()
@@ -431,6 +528,7 @@ pub fn parse_findings(text: &str) -> FindingsReply {
         verdict,
         findings,
         statuses,
+        reviewed,
         warnings,
     }
 }
@@ -458,6 +556,17 @@ fn read_block(
             continue;
         }
         let body = is_body(line);
+        if body {
+            match read_reviewed(&line.text) {
+                Ok(Some(files)) => {
+                    flush(&mut entries, &mut detail);
+                    entries.push(Line::Reviewed(files));
+                    continue;
+                }
+                Err(warning) => warnings.push(warning),
+                Ok(None) => {}
+            }
+        }
         match body.then(|| read_line(&line.text)).flatten() {
             Some(entry) => {
                 flush(&mut entries, &mut detail);
@@ -484,6 +593,53 @@ fn read_block(
     (entries, warnings)
 }
 
+/// The files the `REVIEWED` lines among `lines` name (each once, in order), and a warning per
+/// line that spells the word with look-alike letters. The caller chooses which lines count (the
+/// reviewer's own, or the one fence holding its whole block).
+pub(crate) fn reviewed_in<'a>(
+    lines: impl Iterator<Item = &'a str>,
+) -> (Vec<Reviewed>, Vec<String>) {
+    let mut out: Vec<Reviewed> = Vec::new();
+    let mut warnings = Vec::new();
+    for line in lines {
+        match read_reviewed(line) {
+            Ok(Some(files)) => {
+                for f in files {
+                    if !out.contains(&f) {
+                        out.push(f);
+                    }
+                }
+            }
+            Err(w) => warnings.push(w),
+            Ok(None) => {}
+        }
+    }
+    (out, warnings)
+}
+
+/// The files of `changed` (paths relative to the repository's root) that no entry of
+/// `reviewed` names, in `changed`'s order. An entry names a file when its path is the file's
+/// path, or the end of it after a `/` (a reviewer in a subfolder of the repository writes
+/// paths from there); a directory or a pattern names nothing.
+pub fn uncovered(changed: &[String], reviewed: &[Reviewed]) -> Vec<String> {
+    changed
+        .iter()
+        .filter(|file| !reviewed.iter().any(|r| names(&r.path, file)))
+        .cloned()
+        .collect()
+}
+
+/// Whether a REVIEWED path names `file`.
+fn names(path: &str, file: &str) -> bool {
+    let path = path.trim_start_matches("./").trim_end_matches('/');
+    !path.is_empty()
+        && !path.contains('*')
+        && (file == path
+            || file
+                .strip_suffix(path)
+                .is_some_and(|head| head.ends_with('/')))
+}
+
 /// Reads the implementer's answers by id (`- [F1] FIXED`, `- [F2] DISPUTED — reason`) from
 /// anywhere in its reply but its quotes (a quoted review line is the reviewer's, not an
 /// answer); a later line for the same id wins.
@@ -501,9 +657,129 @@ pub fn parse_answers(text: &str) -> Vec<StatusLine> {
     out
 }
 
+/// Whether a line of an implementer's reply carries evidence: inline code (a quoted line of
+/// code in backticks), or, after its answer line, a code fence, a `>` quote, an indented code
+/// line or a shell prompt line (`$ cargo test`) with what it printed.
+fn is_evidence(line: &ReplyLine, own_answer_line: bool) -> bool {
+    let text = line.text.trim();
+    let inline_code = text.matches('`').count() >= 2
+        && text
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .any(|code| code.chars().any(char::is_alphanumeric));
+    if own_answer_line {
+        return inline_code;
+    }
+    match line.origin {
+        Origin::Fenced(_) | Origin::Quoted => !text.is_empty() && text != ">",
+        Origin::FenceMark(_) => false,
+        Origin::Own => {
+            inline_code
+                || (line.text.starts_with("    ") || line.text.starts_with('\t'))
+                    && !text.is_empty()
+                || text.starts_with("$ ")
+        }
+    }
+}
+
+/// The ids the implementer disputes without evidence: a `DISPUTED` answer counts only with a
+/// quoted line of code or a command's output, on its line or below it (up to the next answer
+/// line). Quoted answer lines are the reviewer's and are not read, as in [`parse_answers`].
+pub fn disputes_without_evidence(text: &str) -> Vec<String> {
+    let reply = Reply::parse(text);
+    let mut out: Vec<String> = Vec::new();
+    let mut current: Option<(String, bool)> = None;
+    let close = |current: &mut Option<(String, bool)>, out: &mut Vec<String>| {
+        if let Some((id, false)) = current.take() {
+            out.retain(|o| *o != id);
+            out.push(id);
+        }
+    };
+    for line in &reply.lines {
+        let answer = (line.origin == Origin::Own)
+            .then(|| read_line(&line.text))
+            .flatten();
+        if let Some(Line::Status(s)) = answer {
+            close(&mut current, &mut out);
+            out.retain(|o| *o != s.id);
+            if s.status == FindingStatus::Disputed {
+                current = Some((s.id, is_evidence(line, true)));
+            }
+            continue;
+        }
+        if let Some((_, found)) = &mut current
+            && !*found
+            && is_evidence(line, false)
+        {
+            *found = true;
+        }
+    }
+    close(&mut current, &mut out);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dispute_needs_a_quoted_line_of_code_or_a_commands_output() {
+        let text = "- [F1] DISPUTED — it is guarded: `if name.is_empty() { return }`\n\
+                    - [F2] DISPUTED — the tests pass\n\
+                    - [F3] DISPUTED — see the run:\n\
+                    ```\n$ cargo test\ntest result: ok. 3 passed\n```\n\
+                    - [F4] DISPUTED — no reason\n\
+                    - [F5] FIXED\n\
+                    > - [F6] DISPUTED — quoted, not an answer\n\
+                    - [F7] DISPUTED — empty marks `` do not count\n";
+        assert_eq!(disputes_without_evidence(text), ["F2", "F4", "F7"]);
+        // A later answer for the same id decides.
+        assert!(disputes_without_evidence("- [F1] DISPUTED — no\n- [F1] FIXED").is_empty());
+    }
+
+    #[test]
+    fn reviewed_lines_in_a_quote_a_fence_or_with_look_alike_letters_claim_nothing() {
+        let reviewed = |text: &str| match parse_findings(text) {
+            FindingsReply::Parsed { reviewed, .. } => {
+                reviewed.iter().map(Reviewed::label).collect::<Vec<_>>()
+            }
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            reviewed("FINDINGS\n> REVIEWED src/a.rs\nVERDICT: CLEAN"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            reviewed("```\nREVIEWED src/a.rs\n```\nFINDINGS\nVERDICT: CLEAN"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            reviewed("FINDINGS\nRЕVIEWED src/a.rs\nVERDICT: CLEAN"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            reviewed("FINDINGS\n- **REVIEWED** `src/a.rs:3-9`\nVERDICT: CLEAN"),
+            ["src/a.rs:3-9"]
+        );
+        // A covering list needs the file itself, not a folder or a pattern.
+        let changed = vec!["src/a.rs".to_owned(), "src/b.rs".to_owned()];
+        let named = |paths: &[&str]| -> Vec<Reviewed> {
+            paths
+                .iter()
+                .map(|p| Reviewed {
+                    path: (*p).to_owned(),
+                    lines: None,
+                })
+                .collect()
+        };
+        assert_eq!(uncovered(&changed, &named(&["src/", "src/*"])), changed);
+        assert_eq!(
+            uncovered(&changed, &named(&["a.rs", "src/b.rs"])),
+            Vec::<String>::new()
+        );
+        assert_eq!(uncovered(&changed, &named(&["rc/a.rs"])), changed);
+    }
 
     #[test]
     fn the_issue_example_parses() {
@@ -513,6 +789,7 @@ mod tests {
             findings,
             statuses,
             warnings,
+            ..
         } = parse_findings(text)
         else {
             panic!("parses");

@@ -49,8 +49,10 @@ J8 No pre-1.0 ceremony — no aliases, shadows, migrations, compat layers or dep
 Reply format: one line per check, in order J1 to J8, then the verdict as the very last line.
 J<n> PASS — <what you looked for and where you found it>
 J<n> FAIL — <file and line or hunk, quoted in a few words>: <what is missing or wrong, and the smallest fix>
+REVIEWED <path> — one line per staged file you reviewed, after the checks and before the verdict (optionally with the lines read: REVIEWED <path>:<from>-<to>)
 Rules:
 - Each FAIL cites the file and line (or hunk) it is about.
+- A CLEAN counts only when your REVIEWED lines name every staged file.
 - A PASS on absence (the change needs nothing of the kind) says what you looked for.
 - Judge only the text you were given. If the gate says the text was truncated, FAIL every check you could not finish and say so.
 - Material findings only: no style notes, no praise, no preamble, no summary.

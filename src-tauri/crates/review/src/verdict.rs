@@ -424,6 +424,47 @@ pub fn failed_check_lines(text: &str, kind: ReviewKind) -> Vec<String> {
 pub fn parse_reply(text: &str, kind: ReviewKind) -> ParsedReply {
     let prefix = check_prefix(kind);
     let reply = Reply::parse(text);
+    let lines = counted_lines(&reply);
+    let body = &lines[..lines.len().saturating_sub(1)];
+    let checks = read_checks(body, prefix);
+    let fails = checks.failed.iter().filter(|f| **f).count() as u32;
+    let verdict = lines.last().and_then(|l| parse_verdict(&l.text));
+    let earlier_verdicts = body.iter().filter(|l| is_verdict(&l.text)).count();
+    let broken = |reason: String| ParsedReply::Broken {
+        reason,
+        verdict,
+        fails,
+    };
+    let Some(v) = verdict else {
+        if reply.lines.iter().any(|l| is_verdict(&l.text)) {
+            return broken(
+                "the reply does not end with a VERDICT line of the reviewer's own (a quoted verdict, or a fenced one beside text of its own, is not the reviewer's)"
+                    .into(),
+            );
+        }
+        return broken("the reply does not end with a VERDICT line".into());
+    };
+    parse_counted(v, &checks, fails, earlier_verdicts, prefix, broken)
+}
+
+fn is_verdict(line: &str) -> bool {
+    parse_verdict(line).is_some()
+}
+
+/// The files a cold review's reply says it reviewed: its own `REVIEWED` lines before the
+/// verdict (or those in the one fence holding the whole reply), read as the loop's findings
+/// block reads them ([`crate::findings::reviewed_in`]): never a quoted line, never a fenced
+/// example beside the reviewer's own verdict, never a look-alike spelling.
+pub fn reviewed_files(text: &str) -> Vec<crate::findings::Reviewed> {
+    let reply = Reply::parse(text);
+    let lines = counted_lines(&reply);
+    let body = &lines[..lines.len().saturating_sub(1)];
+    crate::findings::reviewed_in(body.iter().map(|l| l.text.as_str())).0
+}
+
+/// The reply's lines that count, non-empty, in order: the reviewer's own, plus the lines of
+/// the one fence that holds its whole reply when no own line states a verdict.
+fn counted_lines(reply: &Reply) -> Vec<&ReplyLine> {
     let own: Vec<&ReplyLine> = reply
         .own()
         .map(|(_, l)| l)
@@ -453,25 +494,18 @@ pub fn parse_reply(text: &str, kind: ReviewKind) -> ParsedReply {
             .collect(),
         None => own,
     };
-    let body = &lines[..lines.len().saturating_sub(1)];
-    let checks = read_checks(body, prefix);
-    let fails = checks.failed.iter().filter(|f| **f).count() as u32;
-    let verdict = lines.last().and_then(|l| parse_verdict(&l.text));
-    let earlier_verdicts = body.iter().filter(|l| is_verdict(&l.text)).count();
-    let broken = |reason: String| ParsedReply::Broken {
-        reason,
-        verdict,
-        fails,
-    };
-    let Some(v) = verdict else {
-        if reply.lines.iter().any(|l| is_verdict(&l.text)) {
-            return broken(
-                "the reply does not end with a VERDICT line of the reviewer's own (a quoted verdict, or a fenced one beside text of its own, is not the reviewer's)"
-                    .into(),
-            );
-        }
-        return broken("the reply does not end with a VERDICT line".into());
-    };
+    lines
+}
+
+/// The verdict `v` of a reply with these checks, judged (see [`parse_reply`]).
+fn parse_counted(
+    v: Verdict,
+    checks: &Checks,
+    fails: u32,
+    earlier_verdicts: usize,
+    prefix: char,
+    broken: impl Fn(String) -> ParsedReply,
+) -> ParsedReply {
     if earlier_verdicts > 0 {
         return broken("the reply has more than one VERDICT line".into());
     }

@@ -66,6 +66,11 @@ claimedUnchanged: Array<string>,
  */
 reviewFingerprint?: string, 
 /**
+ * The changed files the loop asked the reviewer about after a CLEAN that did not cover
+ * them (empty: the CLEAN named no file); set while that ask is answered.
+ */
+coverageAsked?: Array<string>, 
+/**
  * Why it stopped, once it has.
  */
 stop?: LoopStop, 

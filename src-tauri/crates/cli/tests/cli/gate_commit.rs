@@ -136,3 +136,66 @@ fn install_git_refuses_to_replace_a_different_hook_without_force() {
     assert!(out.status.success());
     assert!(crate::gate_support::stdout(&out).contains("already installed"));
 }
+
+/// A CLEAN that does not name the staged files it reviewed is no clean review: the ledger
+/// records it flagged with outcome `uncovered`, the pause names the files it left out, and the
+/// exit codes stay those of the gate (1 paused, then 0 for the same staged diff). A CLEAN whose
+/// REVIEWED lines name every staged file is clean; a REVIEWED line in a quote claims nothing.
+#[test]
+fn a_clean_commit_review_that_covered_nothing_is_recorded_uncovered_never_clean() {
+    use crosscheck_testkit::replies::commit_clean;
+    let env = Env::new();
+    let clean_with = |lines: &str| {
+        let clean = commit_clean();
+        let (checks, verdict) = clean.rsplit_once('\n').unwrap();
+        format!("{checks}\n{lines}\n{verdict}")
+    };
+    let repo = repo(&env);
+    let cwd = repo.to_str().unwrap();
+    stage(&env, &repo, "a.txt", "a\n");
+    stage(&env, &repo, "b.txt", "b\n");
+    let ledger = |env: &Env| {
+        let db = rusqlite::Connection::open(env.data_dir().join("crosscheck.db")).unwrap();
+        db.query_row(
+            "SELECT status, outcome FROM review_ledger ORDER BY rowid DESC LIMIT 1",
+            [],
+            |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)),
+        )
+        .unwrap()
+    };
+
+    env.server.always(Reply::Text(commit_clean()));
+    let first = env.crosscheck(&["gate", "commit", "--cwd", cwd], None);
+    assert_eq!(first.status.code(), Some(1), "{}", stderr(&first));
+    let err = stderr(&first);
+    assert!(err.contains("names no file it reviewed"), "{err}");
+    assert!(err.contains("counts as flagged, not clean"), "{err}");
+    assert_eq!(ledger(&env), ("flagged".to_owned(), "uncovered".to_owned()));
+    assert!(
+        env.server.seen()[0].raw.contains("REVIEWED <path>"),
+        "the checklist asks for REVIEWED lines"
+    );
+    let again = env.crosscheck(&["gate", "commit", "--cwd", cwd], None);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+
+    // One file named, the other only in a quote: the quoted one is left out.
+    stage(&env, &repo, "a.txt", "aa\n");
+    env.server
+        .always(Reply::Text(clean_with("REVIEWED a.txt\n> REVIEWED b.txt")));
+    let partial = env.crosscheck(&["gate", "commit", "--cwd", cwd], None);
+    assert_eq!(partial.status.code(), Some(1));
+    let err = stderr(&partial);
+    assert!(
+        err.contains("does not say it reviewed 1 of the 2 staged file(s): b.txt"),
+        "{err}"
+    );
+    assert_eq!(ledger(&env), ("flagged".to_owned(), "uncovered".to_owned()));
+
+    // Both named: clean (the first attempt still pauses, as every first attempt does).
+    stage(&env, &repo, "a.txt", "aaa\n");
+    env.server
+        .always(Reply::Text(clean_with("REVIEWED a.txt\nREVIEWED b.txt")));
+    let covered = env.crosscheck(&["gate", "commit", "--cwd", cwd], None);
+    assert_eq!(covered.status.code(), Some(1));
+    assert_eq!(ledger(&env), ("clean".to_owned(), "clean".to_owned()));
+}

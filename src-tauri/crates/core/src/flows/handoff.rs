@@ -260,7 +260,7 @@ impl Flow {
         }
         self.check_cancel()?;
         let prompt = registry.render(prompts::REVIEW_SESSION_VISIBLE, &[("handoff", &handoff)])?;
-        let findings_instructions = super::review_loop::hidden::for_reviewer(registry, &[])?;
+        let findings_instructions = super::review_loop::hidden::for_reviewer(registry, &[], &[])?;
         let review_prompt_id = ids::message_id();
         let reviewer = reviewer.unwrap_or(choice);
         let review = loop {

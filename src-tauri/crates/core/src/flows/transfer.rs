@@ -73,7 +73,9 @@ pub async fn send(
     let body = registry.render(template, &[(placeholder, &text)])?;
     let hidden = match direction {
         TransferDirection::ToImplementer => super::review_loop::hidden::for_implementer(&registry)?,
-        TransferDirection::ToReviewer => super::review_loop::hidden::for_reviewer(&registry, &[])?,
+        TransferDirection::ToReviewer => {
+            super::review_loop::hidden::for_reviewer(&registry, &[], &[])?
+        }
     };
     deliver(
         core,

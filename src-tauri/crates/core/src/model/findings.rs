@@ -1,7 +1,7 @@
 //! The findings of a review link, as the Findings list shows them ([`crate::findings`] records
 //! them).
 
-use crosscheck_review::findings::{FindingStatus, Severity};
+use crosscheck_review::findings::{FindingStatus, Reviewed, Severity};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -65,6 +65,22 @@ pub struct FindingView {
     pub history: Vec<FindingRound>,
 }
 
+/// What a reviewer reply says it reviewed, against the files the work changed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct RoundCoverage {
+    /// The files its `REVIEWED` lines name (with the lines read, when given); a reply that
+    /// answered a request for missing files counts what the reply before it named too.
+    pub reviewed: Vec<Reviewed>,
+    /// The files the work changed (uncommitted against the checked-out commit, deleted ones
+    /// left out) when the review's folder is a git repository; absent when unknown.
+    #[ts(optional)]
+    pub changed: Option<Vec<String>>,
+    /// The changed files no `REVIEWED` line names.
+    pub uncovered: Vec<String>,
+}
+
 /// One reviewer reply of a link.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -86,6 +102,9 @@ pub struct ReviewRound {
     /// When it was recorded, ms since the epoch.
     #[ts(type = "number")]
     pub at: i64,
+    /// What it says it reviewed, when recorded.
+    #[ts(optional)]
+    pub coverage: Option<RoundCoverage>,
 }
 
 /// Everything tracked for one review link.

@@ -45,6 +45,9 @@ pub enum StopReason {
     Disputed,
     /// The reviewer's reply has no findings block and verdict the loop can read.
     Unparsed,
+    /// The reviewer said CLEAN but, asked once, still did not say it reviewed every changed
+    /// file (or named none at all).
+    Uncovered,
     /// A turn failed.
     TurnFailed,
     /// A turn was aborted.
@@ -133,6 +136,15 @@ pub struct LoopState {
     /// The code fingerprint of the last reviewer reply.
     #[ts(optional)]
     pub review_fingerprint: Option<String>,
+    /// The changed files the loop asked the reviewer about after a CLEAN that did not cover
+    /// them (empty: the CLEAN named no file); set while that ask is answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub coverage_asked: Option<Vec<String>>,
+    /// The implementer was sent back once, in this round, for disputes without evidence.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[ts(skip)]
+    pub evidence_asked: bool,
     /// Why it stopped, once it has.
     #[ts(optional)]
     pub stop: Option<LoopStop>,

@@ -45,7 +45,7 @@ pub use handoff::{
 };
 pub use history::{FindFiles, ForkSession, RevertSession, UnrevertSession};
 pub use prompts::{ResetPrompt, SetPrompt};
-pub use review_loop::{ListFindings, LoopSettings, StartLoop, StopLoop};
+pub use review_loop::{ListFindings, LoopSettings, ReviewReport, StartLoop, StopLoop};
 pub use reviews::{ColdReview, GetReview, ListReviews, SetReviewerSettings};
 pub use server::AttachServer;
 pub use sessions::{ArchiveSession, CreateSession, DeleteSession, RenameSession};
@@ -198,6 +198,8 @@ requests! {
         GetReview(GetReview) => Option<ReviewDetail> = reviews::detail;
         /// The findings of a review link (either session), with each one's round history.
         ListFindings(ListFindings) => FindingsView = review_loop::list_findings;
+        /// The review link's history as markdown, for a pull request (none before a round).
+        ReviewReport(ReviewReport) => Option<String> = review_loop::review_report;
         /// Saves the Reviewer settings (route, floor) into the user's review.json.
         SetReviewerSettings(SetReviewerSettings) => ReviewerSettings = reviews::set_reviewer_settings;
         /// Starts the automatic review loop of a pair (or answers the running one).

@@ -26,6 +26,22 @@ pub async fn list_findings(core: &Core, req: ListFindings) -> Result<FindingsVie
     findings::view(core.db(), &review)
 }
 
+/// Fields of [`Request::ReviewReport`](super::Request::ReviewReport).
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct ReviewReport {
+    /// Either session of the link: the implementing or the reviewing one.
+    pub session_id: String,
+}
+
+/// The link's history as markdown (see [`crate::report`]); `None` before its first round.
+pub async fn review_report(core: &Core, req: ReviewReport) -> Result<Option<String>> {
+    let review = review_session_of(core, &req.session_id).await?;
+    crate::flows::review_loop::recorder::record_latest(core, &review).await?;
+    crate::report::for_review(core.db(), &review)
+}
+
 /// Every loop: the running ones and the newest that ended.
 pub async fn list_loops(core: &Core) -> Result<Vec<LoopState>> {
     record::list(core.db())

@@ -149,7 +149,8 @@ use crosscheck_core::prompts;
 const FEEDBACK_HEAD: &str = "Another agent reviewed your changes and left the feedback below.\n\nPlease review the feedback, resolve the relevant issues, and explain what you changed.\n\n";
 const RESPONSE_HEAD: &str = "The agent implementing the changes has responded to the previous review feedback.\n\nPlease review the latest state again and report any remaining issues.\n\n";
 const FIXED_F1: &str = "Guarded the empty name and added a test.\n\n- [F1] FIXED";
-const CLEAN_2: &str = "FINDINGS\n- [F1] FIXED\nVERDICT: CLEAN";
+const CLEAN_2: &str = "FINDINGS\n- [F1] FIXED\nREVIEWED src/lib.rs\nVERDICT: CLEAN";
+const CLEAN_NOTHING_REVIEWED: &str = "Looks right to me.\n\nFINDINGS\nVERDICT: CLEAN";
 
 async fn loops(h: &Harness) -> Vec<LoopState> {
     serde_json::from_value(h.request(Request::ListLoops).await.expect("loops")).expect("shape")
@@ -299,6 +300,72 @@ async fn a_two_round_loop_ends_clean_and_never_forwards_the_nit() {
     h.stop().await;
 }
 
+/// A CLEAN that names no file it reviewed does not end the loop: the loop asks once, in a
+/// prompt that is all hidden, and a second CLEAN naming nothing stops it as `uncovered`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clean_that_reviewed_nothing_is_asked_once_then_stops_uncovered() {
+    let h = Harness::start().await;
+    let (o, review) = start_looped(
+        &h,
+        5,
+        vec![
+            Reply::text(CLEAN_NOTHING_REVIEWED),
+            Reply::text(CLEAN_NOTHING_REVIEWED),
+        ],
+        vec![],
+    )
+    .await;
+    let end = wait_end(&h, &o).await;
+    assert_eq!(stop_reason(&end), StopReason::Uncovered, "{end:?}");
+    let stop = end.stop.clone().unwrap();
+    assert!(stop.detail.contains("named no file"), "{}", stop.detail);
+    let to_reviewer = h.fake.prompts_to(&review);
+    assert_eq!(to_reviewer.len(), 2, "the first review and one ask");
+    let parts = crate::support::part_texts(&to_reviewer[1]);
+    assert_eq!(parts.len(), 1, "{parts:?}");
+    assert!(parts[0].1, "the ask is hidden");
+    assert!(parts[0].0.contains("REVIEWED"), "{}", parts[0].0);
+    assert_eq!(
+        h.fake.prompts_to(&o).len(),
+        1,
+        "nothing went to the implementer"
+    );
+    let view = list_findings(&h, &o).await;
+    assert_eq!(view.rounds.len(), 2);
+    assert!(
+        view.rounds[0]
+            .coverage
+            .as_ref()
+            .unwrap()
+            .reviewed
+            .is_empty()
+    );
+    h.stop().await;
+}
+
+/// Asked once, a CLEAN that now names what it reviewed ends the loop clean.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clean_that_names_its_files_when_asked_ends_clean() {
+    let h = Harness::start().await;
+    let (o, review) = start_looped(
+        &h,
+        5,
+        vec![
+            Reply::text(CLEAN_NOTHING_REVIEWED),
+            Reply::text("FINDINGS\nREVIEWED src/lib.rs:1-20\nVERDICT: CLEAN"),
+        ],
+        vec![],
+    )
+    .await;
+    let end = wait_end(&h, &o).await;
+    assert_eq!(stop_reason(&end), StopReason::Clean, "{end:?}");
+    assert_eq!(h.fake.prompts_to(&review).len(), 2);
+    let view = list_findings(&h, &o).await;
+    let covered = view.rounds[1].coverage.as_ref().unwrap();
+    assert_eq!(covered.reviewed[0].label(), "src/lib.rs:1-20");
+    h.stop().await;
+}
+
 /// The reviewer keeps the same finding open: the loop stops at round 2 of 5, "stalled".
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_finding_open_again_stops_the_loop_as_stalled() {
@@ -349,7 +416,9 @@ async fn a_dispute_the_reviewer_keeps_open_stops_with_both_sides() {
             Reply::text("FINDINGS\n- [F1] major — empty names panic\n- [F3] minor — no test\nVERDICT: FLAGS (2)"),
             Reply::text("FINDINGS\n- [F1] OPEN — the CLI passes user input\n- [F3] FIXED\nVERDICT: FLAGS (1)"),
         ],
-        vec![Reply::text("- [F1] DISPUTED — names are checked upstream\n- [F3] FIXED")],
+        vec![Reply::text(
+            "- [F1] DISPUTED — names are checked upstream: `check(name)?` in cli.rs\n- [F3] FIXED",
+        )],
     )
     .await;
     let end = wait_end(&h, &o).await;
@@ -359,6 +428,62 @@ async fn a_dispute_the_reviewer_keeps_open_stops_with_both_sides() {
         detail.contains("names are checked upstream")
             && detail.contains("the CLI passes user input"),
         "{detail}"
+    );
+    h.stop().await;
+}
+
+/// A dispute without evidence is sent back to the implementer once, all hidden; its answer
+/// with evidence goes to the reviewer with the note to accept or keep it with its own, and the
+/// reviewer's withdrawal ends the loop clean with both sides in the history.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dispute_without_evidence_is_sent_back_once_then_reaches_the_reviewer() {
+    let h = Harness::start().await;
+    let (o, review) = start_looped(
+        &h,
+        5,
+        vec![
+            Reply::text("FINDINGS\n- [F1] major src/lib.rs:2 — empty names panic\nREVIEWED src/lib.rs\nVERDICT: FLAGS (1)"),
+            Reply::text("FINDINGS\n- [F1] WITHDRAWN — right, line 2 guards it\nREVIEWED src/lib.rs\nVERDICT: CLEAN"),
+        ],
+        vec![
+            Reply::text("- [F1] DISPUTED — names are never empty"),
+            Reply::text("- [F1] DISPUTED — line 2 reads `if name.is_empty() { return }`"),
+        ],
+    )
+    .await;
+    let end = wait_end(&h, &o).await;
+    assert_eq!(stop_reason(&end), StopReason::Clean, "{end:?}");
+    let to_implementer = h.fake.prompts_to(&o);
+    assert_eq!(
+        to_implementer.len(),
+        3,
+        "handoff, feedback, one ask for evidence"
+    );
+    let ask = crate::support::part_texts(&to_implementer[2]);
+    assert_eq!(ask.len(), 1, "{ask:?}");
+    assert!(
+        ask[0].1 && ask[0].0.contains("You disputed F1 without evidence"),
+        "{ask:?}"
+    );
+    let to_reviewer = h.fake.prompts_to(&review);
+    assert_eq!(to_reviewer.len(), 2, "the review and one response");
+    let parts = crate::support::part_texts(&to_reviewer[1]);
+    assert!(parts[0].0.contains("if name.is_empty()"), "{parts:?}");
+    assert!(
+        parts[1].1 && parts[1].0.contains("The implementer disputes F1"),
+        "{parts:?}"
+    );
+    let view = list_findings(&h, &o).await;
+    let f1 = &view.findings[0];
+    assert_eq!(f1.status, FindingStatus::Withdrawn);
+    let notes: Vec<_> = f1.history.iter().filter_map(|h| h.note.clone()).collect();
+    assert!(
+        notes.iter().any(|n| n.contains("if name.is_empty()")),
+        "{notes:?}"
+    );
+    assert!(
+        notes.iter().any(|n| n.contains("line 2 guards it")),
+        "{notes:?}"
     );
     h.stop().await;
 }
@@ -691,21 +816,31 @@ fn git(dir: &std::path::Path, args: &[&str]) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fix_claimed_without_a_code_change_is_marked_and_told_to_the_reviewer() {
     let resolved = FIXED_F1.replace("FIXED", "RESOLVED");
-    for (edit, answer) in [
-        (false, FIXED_F1),
-        (true, FIXED_F1),
-        (false, resolved.as_str()),
+    // (the file the implementer edits, its answer, whether the claim is "code unchanged"):
+    // judged per finding, an edit of another file leaves F1's code (src/lib.rs) unchanged.
+    for (edited, answer, unchanged) in [
+        (None, FIXED_F1, true),
+        (Some("src/lib.rs"), FIXED_F1, false),
+        (Some("README.md"), FIXED_F1, true),
+        (None, resolved.as_str(), true),
     ] {
         let h = Harness::start().await;
         let project = h.dir.path().join("project");
-        std::fs::write(project.join("lib.rs"), "fn greet() {}\n").unwrap();
+        std::fs::create_dir_all(project.join("src")).unwrap();
+        std::fs::write(project.join("src/lib.rs"), "fn greet() {}\n").unwrap();
+        std::fs::write(project.join("README.md"), "# greet\n").unwrap();
         git(&project, &["init", "-q"]);
         git(&project, &["add", "."]);
         git(&project, &["commit", "-q", "-m", "start"]);
         let (o, review) = start_looped(
             &h,
             5,
-            vec![Reply::text(ROUND_1), Reply::text(CLEAN_2)],
+            vec![
+                Reply::text(ROUND_1),
+                Reply::text(
+                    "FINDINGS\n- [F1] FIXED\nREVIEWED src/lib.rs, README.md\nVERDICT: CLEAN",
+                ),
+            ],
             vec![Reply::text(answer).delayed(std::time::Duration::from_millis(400))],
         )
         .await;
@@ -713,8 +848,8 @@ async fn a_fix_claimed_without_a_code_change_is_marked_and_told_to_the_reviewer(
             s.phase == LoopPhase::Implementing
         })
         .await;
-        if edit {
-            std::fs::write(project.join("lib.rs"), "fn greet(name: &str) {}\n").unwrap();
+        if let Some(file) = edited {
+            std::fs::write(project.join(file), "fn greet(name: &str) {}\n").unwrap();
         }
         let end = wait_end(&h, &o).await;
         assert_eq!(stop_reason(&end), StopReason::Clean, "{end:?}");
@@ -724,7 +859,10 @@ async fn a_fix_claimed_without_a_code_change_is_marked_and_told_to_the_reviewer(
             .iter()
             .find(|r| r.side == crosscheck_core::findings::RoundSide::Implementer)
             .expect("the answer is recorded");
-        assert_eq!(claim.claimed_unchanged, !edit, "edited: {edit}, {answer}");
+        assert_eq!(
+            claim.claimed_unchanged, unchanged,
+            "edited: {edited:?}, {answer}"
+        );
         assert!(
             view.rounds[0].fingerprint.is_some(),
             "the round is pinned to the code"
@@ -732,8 +870,8 @@ async fn a_fix_claimed_without_a_code_change_is_marked_and_told_to_the_reviewer(
         let hidden = &crate::support::part_texts(&h.fake.prompts_to(&review)[1])[1].0;
         assert_eq!(
             hidden.contains("reported F1 as fixed, but the code has not changed"),
-            !edit,
-            "edited: {edit}: {hidden}"
+            unchanged,
+            "edited: {edited:?}: {hidden}"
         );
         h.stop().await;
     }
@@ -750,7 +888,13 @@ async fn a_loop_rounds_review_is_pinned_and_goes_stale_when_the_code_moves() {
     git(&project, &["add", "."]);
     git(&project, &["commit", "-q", "-m", "start"]);
     std::fs::write(project.join("lib.rs"), "fn greet(name: &str) {}\n").unwrap();
-    let (o, review) = start_looped(&h, 5, vec![Reply::text(CLEAN_2)], vec![]).await;
+    let (o, review) = start_looped(
+        &h,
+        5,
+        vec![Reply::text("FINDINGS\nREVIEWED lib.rs\nVERDICT: CLEAN")],
+        vec![],
+    )
+    .await;
     let end = wait_end(&h, &o).await;
     assert_eq!(stop_reason(&end), StopReason::Clean, "{end:?}");
     let check = || async {

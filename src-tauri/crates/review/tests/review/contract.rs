@@ -118,7 +118,7 @@ async fn commit_request_carries_the_diff_the_file_list_and_the_j_list() {
         (1..=8)
             .map(|n| format!("J{n} PASS — ok\n"))
             .collect::<String>()
-            + "VERDICT: CLEAN",
+            + "REVIEWED src/a.rs\nREVIEWED CHANGELOG.md\nVERDICT: CLEAN",
     ));
     let rig = rig(&server.base, quick());
     let diff = "diff --git a/src/a.rs b/src/a.rs\n+fn a() {}\n";

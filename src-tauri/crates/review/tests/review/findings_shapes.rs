@@ -33,7 +33,7 @@ fn shapes() -> Vec<Shape> {
 fn check(shape: &Shape) -> Result<(), String> {
     let parsed = parse_findings(&shape.text);
     let want = shape.expect["verdict"].as_str().unwrap();
-    let (verdict, findings, statuses, warnings) = match (&parsed, want) {
+    let (verdict, findings, statuses, reviewed, warnings) = match (&parsed, want) {
         (FindingsReply::Unparsed { .. }, "unparsed") => return Ok(()),
         (FindingsReply::Unparsed { reason }, _) => return Err(format!("unparsed: {reason}")),
         (
@@ -41,10 +41,11 @@ fn check(shape: &Shape) -> Result<(), String> {
                 verdict,
                 findings,
                 statuses,
+                reviewed,
                 warnings,
             },
             _,
-        ) => (verdict, findings, statuses, warnings),
+        ) => (verdict, findings, statuses, reviewed, warnings),
     };
     let kind = match verdict {
         Verdict::Clean => "clean",
@@ -75,6 +76,11 @@ fn check(shape: &Shape) -> Result<(), String> {
         if got.as_deref() != detail.as_str() {
             return Err(format!("detail {got:?}, wanted {detail}"));
         }
+    }
+    let want_reviewed = shape.expect["reviewed"].as_array().unwrap_or(&empty);
+    let got: Vec<Value> = reviewed.iter().map(|r| Value::from(r.label())).collect();
+    if &got != want_reviewed {
+        return Err(format!("reviewed {got:?}, wanted {want_reviewed:?}"));
     }
     let want_warnings = shape.expect["warnings"].as_u64().unwrap_or(0) as usize;
     if warnings.len() != want_warnings {

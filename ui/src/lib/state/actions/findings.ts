@@ -1,7 +1,7 @@
 // Findings actions: loading a review link's findings, and sending the chosen findings of a
 // reviewer's reply to the implementer (a transfer: the sent mark and "Send again?" apply).
 
-import { HostError, invoke } from '$lib/host';
+import { HostError, copyText, invoke } from '$lib/host';
 import { t } from '$lib/i18n/index.svelte';
 import { store } from '../store.svelte';
 import { toasts } from '../toasts.svelte';
@@ -48,5 +48,20 @@ export async function sendFindings(
       return { alreadySent: true };
     }
     throw reportError(e);
+  }
+}
+
+/** Copies the review link's history as markdown (rounds, findings and how each ended,
+ * coverage, the final verdict and the code it saw) and says so; answers the text copied. */
+export async function copyReviewReport(sessionId: string): Promise<string | null> {
+  try {
+    const report = await invoke({ cmd: 'reviewReport', sessionId });
+    if (report == null) return null;
+    await copyText(report);
+    toasts.push('success', t('findings.reportCopied'));
+    return report;
+  } catch (err) {
+    toasts.push('error', t('findings.reportFailed', { message: HostError.from(err).message }));
+    return null;
   }
 }

@@ -5,6 +5,7 @@
 //! One loop per pair; its record in SQLite lets it resume after a restart.
 
 pub(crate) mod code;
+pub mod coverage;
 pub mod hidden;
 mod reconcile;
 pub use crate::model::loop_record as record;
@@ -174,6 +175,8 @@ fn launch(
         sent_message_ids: vec![awaiting.to_owned()],
         claimed_unchanged: Vec::new(),
         review_fingerprint: None,
+        coverage_asked: None,
+        evidence_asked: false,
         stop: None,
         ended: false,
     };

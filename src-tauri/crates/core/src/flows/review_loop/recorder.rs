@@ -102,6 +102,22 @@ pub(crate) async fn record_reply(
     {
         crate::review_pin::pin(core, review_id, reply_id, directory, seen);
     }
+    // What it says it reviewed, against what the work changed.
+    if recorded.new
+        && let crosscheck_review::findings::FindingsReply::Parsed { reviewed, .. } =
+            crosscheck_review::findings::parse_findings(text)
+    {
+        let changed = seen.as_ref().map(findings::changed_paths);
+        findings::record_coverage(
+            core.db(),
+            review_id,
+            recorded.round,
+            directory,
+            &reviewed,
+            changed.as_deref(),
+        )?;
+        push(core, review_id)?;
+    }
     Ok(recorded)
 }
 

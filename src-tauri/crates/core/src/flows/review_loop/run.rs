@@ -9,8 +9,10 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crosscheck_opencode::{MessageWithParts, ids};
+use crosscheck_review::findings::Reviewed;
 use tokio::sync::watch;
 
+use super::coverage::{self, Coverage};
 use super::hidden;
 use super::reconcile::{self, Checked, RECONCILE_PAGE};
 use super::record::{self, LoopPhase, LoopState, LoopStop, PendingSend, StopReason};
@@ -209,15 +211,15 @@ impl LoopTask {
                     let claims_fix = crosscheck_review::findings::parse_answers(&text)
                         .iter()
                         .any(|a| a.status == crosscheck_review::findings::FindingStatus::Fixed);
-                    let now = if claims_fix {
-                        super::code::fingerprint(&directory).await
+                    let moved = if claims_fix {
+                        self.moved_files(&directory).await
                     } else {
                         None
                     };
                     if let Some(t) = &mut self.timer {
                         t.mark("fingerprint");
                     }
-                    self.after_implementer(&text, &reply_id, now)?
+                    self.after_implementer(&text, &reply_id, moved)?
                 }
                 LoopPhase::Stopped => {
                     return Err(Error::Internal("a stopped loop ran".into()));
@@ -270,6 +272,14 @@ impl LoopTask {
                 seen,
             );
         }
+        let asked = self.state.coverage_asked.take();
+        let (reviewed, changed) = self.record_coverage(
+            &parsed,
+            recorded.round,
+            directory,
+            asked.is_some(),
+            seen.as_ref(),
+        )?;
         let view = findings::view(core.db(), &self.state.review_session_id)?;
         if recorded.new {
             core.emit(Change::Findings {
@@ -290,6 +300,22 @@ impl LoopTask {
             self.state.max_rounds,
         );
         let forward = match decision {
+            // A CLEAN ends the loop only when it says it reviewed every changed file.
+            Decision::Stop(StopReason::Clean, detail, ids) => {
+                match coverage::after_clean(&reviewed, changed.as_deref(), asked.is_some()) {
+                    Coverage::Covered => return Ok(Some((StopReason::Clean, detail, ids))),
+                    Coverage::Uncovered(detail, _) => {
+                        return Ok(Some((StopReason::Uncovered, detail, Vec::new())));
+                    }
+                    Coverage::Ask(missing) => {
+                        let hidden = hidden::coverage_ask(&core.prompts(), &missing)?;
+                        self.state.coverage_asked = Some(missing);
+                        let review = self.state.review_session_id.clone();
+                        self.choose(review, String::new(), hidden, LoopPhase::Reviewing)?;
+                        return Ok(None);
+                    }
+                }
+            }
             Decision::Stop(reason, detail, ids) => return Ok(Some((reason, detail, ids))),
             Decision::Forward(f) => f,
         };
@@ -308,20 +334,91 @@ impl LoopTask {
         Ok(None)
     }
 
-    /// The implementer answered: record its answers, and choose the reviewer's next prompt.
-    fn after_implementer(&mut self, text: &str, reply_id: &str, now: Option<String>) -> Result<()> {
-        let core = self.core.clone();
-        let changed = match (&self.state.review_fingerprint, &now) {
-            (Some(before), Some(now)) => before != now,
-            _ => true,
+    /// Records what reviewer round `round` says it reviewed (with the round before it when
+    /// that one was asked for missing files) against the files the code it saw changed;
+    /// answers both.
+    fn record_coverage(
+        &self,
+        parsed: &crosscheck_review::findings::FindingsReply,
+        round: u32,
+        directory: &str,
+        asked: bool,
+        seen: Option<&crate::fingerprint::Fingerprint>,
+    ) -> Result<(Vec<Reviewed>, Option<Vec<String>>)> {
+        let crosscheck_review::findings::FindingsReply::Parsed { reviewed, .. } = parsed else {
+            return Ok((Vec::new(), None));
         };
-        let unchanged = findings::record_answers(
-            core.db(),
+        let db = self.core.db();
+        let session = &self.state.review_session_id;
+        let reviewed = if asked {
+            let before = findings::view(db, session)?
+                .rounds
+                .into_iter()
+                .find(|r| r.round + 1 == round)
+                .and_then(|r| r.coverage)
+                .map(|c| c.reviewed)
+                .unwrap_or_default();
+            coverage::union(&before, reviewed)
+        } else {
+            reviewed.clone()
+        };
+        let changed = seen.map(findings::changed_paths);
+        findings::record_coverage(db, session, round, directory, &reviewed, changed.as_deref())?;
+        Ok((reviewed, changed))
+    }
+
+    /// The files the implementer's turn changed: the code now against the code the last
+    /// review was pinned to; `None` when that cannot be told (no repository, no pin).
+    async fn moved_files(&self, directory: &str) -> Option<Vec<String>> {
+        let now = super::code::full(directory).await?;
+        let view = findings::view(self.core.db(), &self.state.review_session_id).ok()?;
+        let last = view.rounds.last()?;
+        let before = crate::report::pinned_fingerprint(
+            self.core.db(),
             &self.state.review_session_id,
-            reply_id,
-            text,
-            changed,
-        )?;
+            &last.message_id,
+        )
+        .ok()
+        .flatten();
+        let Some(before) = before else {
+            // No pin: the digest alone tells only whether nothing changed.
+            return (self.state.review_fingerprint.as_deref() == Some(now.digest.as_str()))
+                .then(Vec::new);
+        };
+        if before.digest == now.digest {
+            return Some(Vec::new());
+        }
+        crate::fingerprint::changed_files(std::path::Path::new(directory), &before, &now)
+            .await
+            .ok()
+    }
+
+    /// The implementer answered: record its answers (a FIXED claim judged by its finding's
+    /// file), send it back once for disputes without evidence, else choose the reviewer's next
+    /// prompt.
+    fn after_implementer(
+        &mut self,
+        text: &str,
+        reply_id: &str,
+        moved: Option<Vec<String>>,
+    ) -> Result<()> {
+        let core = self.core.clone();
+        let unchanged = match &moved {
+            Some(files) => findings::record_answers_per_file(
+                core.db(),
+                &self.state.review_session_id,
+                reply_id,
+                text,
+                files,
+            )?,
+            None => findings::record_answers(
+                core.db(),
+                &self.state.review_session_id,
+                reply_id,
+                text,
+                true,
+            )?,
+        };
         if let Some(t) = &mut self.timer {
             t.mark("recorded");
         }
@@ -330,11 +427,24 @@ impl LoopTask {
             self.state.claimed_unchanged = unchanged;
         }
         let registry = core.prompts();
+        let bare = crosscheck_review::findings::disputes_without_evidence(text);
+        if !bare.is_empty() && !self.state.evidence_asked {
+            self.state.evidence_asked = true;
+            let hidden = hidden::evidence_ask(&registry, &bare)?;
+            let original = self.state.original_session_id.clone();
+            return self.choose(original, String::new(), hidden, LoopPhase::Implementing);
+        }
+        self.state.evidence_asked = false;
+        let disputed: Vec<String> = crosscheck_review::findings::parse_answers(text)
+            .into_iter()
+            .filter(|a| a.status == crosscheck_review::findings::FindingStatus::Disputed)
+            .map(|a| a.id)
+            .collect();
         let visible = registry.render(
             prompts::IMPLEMENTATION_RESPONSE_TO_REVIEWER,
             &[("implementation_response", text)],
         )?;
-        let hidden = hidden::for_reviewer(&registry, &self.state.claimed_unchanged)?;
+        let hidden = hidden::for_reviewer(&registry, &self.state.claimed_unchanged, &disputed)?;
         self.state.round += 1;
         self.choose(
             self.state.review_session_id.clone(),
@@ -389,10 +499,18 @@ impl LoopTask {
     /// one found in the record after a restart only when the server does not have its id yet.
     async fn ensure_sent(&self, pending: &PendingSend, fresh: bool) -> Result<()> {
         let session = self.core.known_session(&pending.session_id).await?;
+        // A prompt with no visible words (the ask for coverage) is all hidden.
+        let parts = if pending.visible.is_empty() {
+            vec![crosscheck_opencode::TextPartInput::synthetic(
+                pending.hidden.clone(),
+            )]
+        } else {
+            turn::with_hidden(pending.visible.clone(), pending.hidden.clone())
+        };
         let prompt = Prompt {
             session_id: pending.session_id.clone(),
             message_id: pending.message_id.clone(),
-            parts: turn::with_hidden(pending.visible.clone(), pending.hidden.clone()),
+            parts,
             choice: current_choice(&self.core, &session),
         };
         let delivery = if fresh {
