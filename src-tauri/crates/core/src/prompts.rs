@@ -26,6 +26,8 @@ pub const REVIEW_ANSWER_INSTRUCTIONS: &str = "session.reviewAnswers.instructions
 /// Hidden note to the reviewer when the implementer claimed fixes the code does not show;
 /// takes `{{finding_ids}}`.
 pub const REVIEW_UNCHANGED_NOTE: &str = "session.reviewUnchanged.instructions";
+/// A person's line comments sent to the implementer; takes `{{line_comments}}`.
+pub const LINE_COMMENTS_TO_IMPLEMENTER: &str = "session.lineComments.visible";
 
 /// Built-in templates, in the order Settings lists them.
 pub const DEFAULTS: &[(&str, &str)] = &[
@@ -96,6 +98,14 @@ Rules:
 - [F2] DISPUTED — why you think it is not a problem
 
 Answer every finding listed; do not invent new ids.",
+    ),
+    (
+        LINE_COMMENTS_TO_IMPLEMENTER,
+        "I went through your changes and left comments on some lines below.
+
+Please address each comment, change the code where it applies, and explain what you changed.
+
+{{line_comments}}",
     ),
     (
         REVIEW_UNCHANGED_NOTE,

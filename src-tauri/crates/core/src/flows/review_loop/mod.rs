@@ -5,6 +5,7 @@
 //! One loop per pair; its record in SQLite lets it resume after a restart.
 
 pub(crate) mod code;
+mod comments;
 pub mod hidden;
 mod reconcile;
 pub use crate::model::loop_record as record;
@@ -20,7 +21,7 @@ use crosscheck_opencode::ids;
 use crosscheck_review::findings::Severity;
 use tokio::sync::watch;
 
-pub use record::{LoopPhase, LoopState, LoopStop, PendingSend, StopReason};
+pub use record::{LoopBudget, LoopPhase, LoopState, LoopStop, PendingSend, RoundCost, StopReason};
 
 use crate::api_types::Change;
 use crate::core::Core;
@@ -35,6 +36,8 @@ pub struct LoopOptions {
     pub max_rounds: u32,
     /// Findings at or above this severity are forwarded.
     pub threshold: Severity,
+    /// What the loop may spend (none set: no limit).
+    pub budget: LoopBudget,
 }
 
 impl LoopOptions {
@@ -50,7 +53,17 @@ impl LoopOptions {
         Ok(Self {
             max_rounds,
             threshold: threshold.unwrap_or(Severity::Minor),
+            budget: LoopBudget::default(),
         })
+    }
+
+    /// These options with a budget, checked.
+    pub fn with_budget(mut self, budget: LoopBudget) -> Result<Self> {
+        if let Some(why) = budget.problem() {
+            return Err(Error::InvalidRequest(why.into()));
+        }
+        self.budget = budget;
+        Ok(self)
     }
 }
 
@@ -176,6 +189,8 @@ fn launch(
         review_fingerprint: None,
         stop: None,
         ended: false,
+        costs: Vec::new(),
+        budget: options.budget,
     };
     let Some(stop) = core.loops().claim(original, &state.id) else {
         return running_state(core, original)?
@@ -200,6 +215,7 @@ fn spawn(core: &Core, state: LoopState, stop: watch::Receiver<bool>) {
             state,
             stop,
             timer: None,
+            comments: Vec::new(),
         };
         task.run().await;
         core2
@@ -243,6 +259,7 @@ pub async fn stop(core: &Core, session_id: &str) -> Result<Option<LoopState>> {
         state,
         stop: watch::channel(false).1,
         timer: None,
+        comments: Vec::new(),
     };
     task.finish(
         StopReason::UserStopped,
