@@ -102,6 +102,8 @@ test('two line comments survive the server being down, reach the implementer in 
   // The server goes down: sending fails and the batch is kept (in SQLite, not in the window).
   const before = (await oc.json(`/session/${session.id}/message`)).length;
   await oc.stop();
+  // The window sees the server gone before it is back (else "ready" below would be the old one).
+  await page.locator('[data-testid="server-status"]:not([data-state="ready"])').waitFor({ state: 'attached', timeout: WAIT });
   await assert.rejects(cc.api({ cmd: 'sendComments', sessionId: session.id }));
   const kept = await cc.api({ cmd: 'listComments', sessionId: session.id });
   assert.deepEqual(kept.map((c) => [c.path, c.startLine, c.endLine, c.status]), [
@@ -117,7 +119,14 @@ test('two line comments survive the server being down, reach the implementer in 
   await batch.locator('[data-testid="comments-send"]').click();
   await page
     .locator(`${chat(session.id)} [data-testid="message-assistant"]`, { hasText: 'Handled both comments.' })
-    .waitFor({ timeout: WAIT });
+    .waitFor({ timeout: WAIT })
+    .catch(async (err) => {
+      const comments = await cc.api({ cmd: 'listComments', sessionId: session.id }).catch((e) => String(e));
+      const stored = await oc.json(`/session/${session.id}/message`).catch((e) => String(e));
+      const toasts = await page.locator('[data-testid="toast"]').allInnerTexts().catch(() => []);
+      err.message += `\ncomments: ${JSON.stringify(comments)}\nmessages: ${JSON.stringify(stored).slice(0, 3000)}\ntoasts: ${JSON.stringify(toasts)}\nmodel requests: ${ms.requests.length - from}`;
+      throw err;
+    });
   await until(async () => (await batch.locator('[data-testid="comment-row"][data-status="addressed"]').count()) === 2, 'both comments addressed');
 
   // What the implementer got, as OpenCode keeps it: one user message in words.
