@@ -30,7 +30,7 @@ const snapshot: Snapshot = {
   ],
   statuses: {},
   permissions: [],
-  settings: { theme: 'light', locale: 'en', handoffTimeoutMs: 1_800_000, notifications: { reviewDone: true, permission: true, loopStopped: true }, reviewerReadOnly: true, reviewerShellAllow: [] },
+  settings: { theme: 'light', locale: 'en', handoffTimeoutMs: 1_800_000, notifications: { reviewDone: true, permission: true, loopStopped: true }, reviewerReadOnly: true, reviewerShellAllow: [], loopBudget: {} },
   tabs: [],
   flows: [],
   sessionErrors: {},

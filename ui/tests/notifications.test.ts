@@ -100,7 +100,7 @@ describe('store hooks for notifications', () => {
     sessions: [review, impl],
     statuses,
     permissions,
-    settings: { theme: 'system' as const, locale: '', handoffTimeoutMs: 1, notifications: { reviewDone: true, permission: true, loopStopped: true }, reviewerReadOnly: true, reviewerShellAllow: [] },
+    settings: { theme: 'system' as const, locale: '', handoffTimeoutMs: 1, notifications: { reviewDone: true, permission: true, loopStopped: true }, reviewerReadOnly: true, reviewerShellAllow: [], loopBudget: {} },
     tabs: [],
     flows: [],
     sessionErrors: {},

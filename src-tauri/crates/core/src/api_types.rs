@@ -490,6 +490,13 @@ pub enum Change {
         /// Everything tracked for the link now.
         findings: FindingsView,
     },
+    /// A session's line comments changed (written, sent, addressed, outdated, closed).
+    Comments {
+        /// The implementing session they go to.
+        session_id: String,
+        /// Every comment of the session now.
+        comments: Vec<crate::model::comment::LineComment>,
+    },
     /// A review loop moved on (a turn started or ended, or it stopped).
     Loop {
         /// Its state.

@@ -34,6 +34,8 @@ pub const REVIEW_COVERAGE_NOTE: &str = "session.reviewCoverage.instructions";
 pub const REVIEW_EVIDENCE_NOTE: &str = "session.reviewEvidence.instructions";
 /// Hidden note to the reviewer when the implementer disputes findings; takes `{{finding_ids}}`.
 pub const REVIEW_DISPUTE_NOTE: &str = "session.reviewDispute.instructions";
+/// A person's line comments sent to the implementer; takes `{{line_comments}}`.
+pub const LINE_COMMENTS_TO_IMPLEMENTER: &str = "session.lineComments.visible";
 
 /// Built-in templates, in the order Settings lists them.
 pub const DEFAULTS: &[(&str, &str)] = &[
@@ -107,6 +109,14 @@ Rules:
 - [F2] DISPUTED — why you think it is not a problem, with the evidence: the line of code in backticks, or a command and its output below it
 
 Answer every finding listed; do not invent new ids.",
+    ),
+    (
+        LINE_COMMENTS_TO_IMPLEMENTER,
+        "I went through your changes and left comments on some lines below.
+
+Please address each comment, change the code where it applies, and explain what you changed.
+
+{{line_comments}}",
     ),
     (
         REVIEW_UNCHANGED_NOTE,

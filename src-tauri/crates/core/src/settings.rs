@@ -43,6 +43,8 @@ pub struct Settings {
     pub reviewer_shell_allow: Vec<String>,
     /// Which OS notifications the UI shows (all of them unless turned off).
     pub notifications: NotificationSettings,
+    /// The review loop's budget when its dialog sets none (no limit by default).
+    pub loop_budget: crate::model::loop_record::LoopBudget,
 }
 
 /// Shell commands a read-only reviewer may run by default: none. The pinned OpenCode asks
@@ -156,6 +158,7 @@ impl Default for Settings {
                 .map(|s| (*s).to_owned())
                 .collect(),
             notifications: NotificationSettings::default(),
+            loop_budget: crate::model::loop_record::LoopBudget::default(),
         }
     }
 }
@@ -192,6 +195,9 @@ impl Settings {
         }
         if ms > MAX_HANDOFF_TIMEOUT_MS {
             return Err("the handoff time limit must be at most 24 hours".into());
+        }
+        if let Some(why) = self.loop_budget.problem() {
+            return Err(why.into());
         }
         for pattern in &self.reviewer_shell_allow {
             if let Some(why) = reviewer_shell_pattern_problem(pattern) {

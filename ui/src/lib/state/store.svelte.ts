@@ -5,6 +5,7 @@
 // replayed on top of the fetched state, so nothing is lost in the race.
 
 import { SvelteMap } from 'svelte/reactivity';
+import type { LineComment } from '$lib/types/LineComment';
 import type { Change } from '$lib/types/Change';
 import type { Connection } from '$lib/types/Connection';
 import type { FindingsView } from '$lib/types/FindingsView';
@@ -36,6 +37,7 @@ export const DEFAULT_SETTINGS: Settings = {
   // Until the snapshot says: read-only, with the backend's own list of allowed commands.
   reviewerReadOnly: true,
   reviewerShellAllow: [],
+  loopBudget: {},
 };
 
 /** A flow and when the UI first saw it end (for showing the outcome briefly). */
@@ -109,6 +111,8 @@ export class Store {
   /** The ledger's newest rows as last pushed (null until a review or gate writes). */
   ledger: LedgerEntry[] | null = $state.raw(null);
   readonly transcripts = new SvelteMap<string, Transcript>();
+  /** The person's line comments of each implementing session, as last listed or pushed. */
+  readonly comments = new SvelteMap<string, LineComment[]>();
   /** The findings of each review link as last listed or pushed, by review session. */
   readonly findings = new SvelteMap<string, FindingsView>();
   /** Pushes of `findings` counted so far, and the count at each link's last push: a load
@@ -406,6 +410,9 @@ export class Store {
         break;
       case 'reviewPin':
         this.recordPin(change.pin);
+        break;
+      case 'comments':
+        this.comments.set(change.sessionId, change.comments);
         break;
       case 'findings':
         this.findingsPushes += 1;

@@ -3,6 +3,7 @@ import type { Connection } from "./Connection";
 import type { FindingsView } from "./FindingsView";
 import type { FlowState } from "./FlowState";
 import type { LedgerEntry } from "./LedgerEntry";
+import type { LineComment } from "./LineComment";
 import type { LoopState } from "./LoopState";
 import type { MessageInfo } from "./MessageInfo";
 import type { Notice } from "./Notice";
@@ -158,7 +159,15 @@ error: SessionFailure, } | { "type": "findings",
 /**
  * Everything tracked for the link now.
  */
-findings: FindingsView, } | { "type": "loop", 
+findings: FindingsView, } | { "type": "comments", 
+/**
+ * The implementing session they go to.
+ */
+sessionId: string, 
+/**
+ * Every comment of the session now.
+ */
+comments: Array<LineComment>, } | { "type": "loop", 
 /**
  * Its state.
  */

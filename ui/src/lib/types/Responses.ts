@@ -7,6 +7,7 @@ import type { FindingsView } from "./FindingsView";
 import type { FlowState } from "./FlowState";
 import type { FolderChoices } from "./FolderChoices";
 import type { LedgerEntry } from "./LedgerEntry";
+import type { LineComment } from "./LineComment";
 import type { LoopState } from "./LoopState";
 import type { OlderPage } from "./OlderPage";
 import type { PromptTemplate } from "./PromptTemplate";
@@ -16,6 +17,7 @@ import type { ReviewPin } from "./ReviewPin";
 import type { ReviewProgress } from "./ReviewProgress";
 import type { ReviewerSettings } from "./ReviewerSettings";
 import type { ReviewerTest } from "./ReviewerTest";
+import type { SendOutcome } from "./SendOutcome";
 import type { Sent } from "./Sent";
 import type { SessionView } from "./SessionView";
 import type { Settings } from "./Settings";
@@ -29,4 +31,4 @@ import type { TransferResult } from "./TransferResult";
  * The response type of each request by its `cmd`: exported to TypeScript only, where
  * `invoke(request)` looks its result type up here.
  */
-export type Responses = { snapshot: Snapshot, prompts: Array<PromptTemplate>, listLoops: Array<LoopState>, reconnect: null, reviewerSettings: ReviewerSettings, testReviewer: ReviewerTest, folders: FolderChoices, defaultSettings: Settings, openSession: TranscriptPage, closeSession: null, loadOlder: OlderPage, attachServer: null, createSession: SessionView, renameSession: SessionView, archiveSession: SessionView, deleteSession: null, sendPrompt: Sent, revertSession: SessionView, unrevertSession: SessionView, forkSession: SessionView, findFiles: Array<string>, runCommand: CommandStarted, abort: null, replyPermission: null, providers: ProviderCatalog, agents: Array<AgentInfo>, commands: Array<CommandEntry>, setSettings: Settings, openTab: null, closeTab: null, activateTab: null, moveTab: null, setPrompt: PromptTemplate, resetPrompt: PromptTemplate, startHandoffReview: FlowState, cancelFlow: boolean, transfer: TransferResult, sendFindings: TransferResult, listTransfers: Array<TransferRecord>, checkReviewPin: ReviewPin | null, coldReview: ReviewProgress, listReviews: Array<LedgerEntry>, getReview: ReviewDetail | null, listFindings: FindingsView, reviewReport: string | null, setReviewerSettings: ReviewerSettings, startLoop: LoopState, stopLoop: LoopState | null, changes: ChangeSet, todos: Array<Todo>, };
+export type Responses = { snapshot: Snapshot, prompts: Array<PromptTemplate>, listLoops: Array<LoopState>, reconnect: null, reviewerSettings: ReviewerSettings, testReviewer: ReviewerTest, folders: FolderChoices, defaultSettings: Settings, openSession: TranscriptPage, closeSession: null, loadOlder: OlderPage, attachServer: null, createSession: SessionView, renameSession: SessionView, archiveSession: SessionView, deleteSession: null, sendPrompt: Sent, revertSession: SessionView, unrevertSession: SessionView, forkSession: SessionView, findFiles: Array<string>, runCommand: CommandStarted, abort: null, replyPermission: null, providers: ProviderCatalog, agents: Array<AgentInfo>, commands: Array<CommandEntry>, setSettings: Settings, openTab: null, closeTab: null, activateTab: null, moveTab: null, setPrompt: PromptTemplate, resetPrompt: PromptTemplate, startHandoffReview: FlowState, cancelFlow: boolean, transfer: TransferResult, sendFindings: TransferResult, listTransfers: Array<TransferRecord>, checkReviewPin: ReviewPin | null, coldReview: ReviewProgress, listReviews: Array<LedgerEntry>, getReview: ReviewDetail | null, listFindings: FindingsView, reviewReport: string | null, setReviewerSettings: ReviewerSettings, startLoop: LoopState, stopLoop: LoopState | null, changes: ChangeSet, todos: Array<Todo>, addComment: Array<LineComment>, listComments: Array<LineComment>, closeComment: Array<LineComment>, sendComments: SendOutcome, };

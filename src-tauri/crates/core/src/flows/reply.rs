@@ -154,6 +154,28 @@ pub(crate) fn turn_progress(
     turn(messages, prompt_id).map(|t| (t.assistants.len(), !steps_text(&t).is_empty()))
 }
 
+/// What the turn answering `prompt_id` used, as the server counts it on every assistant
+/// message (steps and summaries): tokens (prompt, completion, reasoning and prompt cache) and
+/// cost in millionths of a dollar. `None` when `prompt_id` is not in `messages`.
+pub(crate) fn turn_usage(messages: &[MessageWithParts], prompt_id: &str) -> Option<(u64, u64)> {
+    let turn = turn(messages, prompt_id)?;
+    let mut tokens = 0.0_f64;
+    let mut cost = 0.0_f64;
+    for m in &turn.assistants {
+        if let Some(t) = &m.info.tokens {
+            tokens += [t.input, t.output, t.reasoning, t.cache.read, t.cache.write]
+                .iter()
+                .filter(|n| n.is_finite() && **n > 0.0)
+                .sum::<f64>();
+        }
+        if let Some(c) = m.info.cost.filter(|c| c.is_finite() && *c > 0.0) {
+            cost += c;
+        }
+    }
+    // Saturating float-to-integer casts: a nonsense figure cannot wrap.
+    Some((tokens.round() as u64, (cost * 1_000_000.0).round() as u64))
+}
+
 /// The steps' visible texts, empty ones left out, joined by blank lines.
 fn steps_text(turn: &Turn<'_>) -> String {
     let texts: Vec<String> = turn
@@ -267,6 +289,48 @@ mod tests {
         let mut store = Store::default();
         store.put_transcript("ses_a", crate::store::Transcript::from_page(messages, None));
         store
+    }
+
+    #[test]
+    fn a_turns_usage_adds_up_every_step_and_leaves_other_turns_out() {
+        let priced = |mut m: MessageWithParts, input: f64, output: f64, cost: f64| {
+            m.info.tokens = Some(crosscheck_opencode::MessageTokens {
+                input,
+                output,
+                reasoning: 2.0,
+                cache: crosscheck_opencode::TokenCache {
+                    read: 1.0,
+                    write: 0.0,
+                },
+            });
+            m.info.cost = Some(cost);
+            m
+        };
+        let messages = vec![
+            msg("msg_1", "user", None, 10, false),
+            priced(
+                msg("msg_2", "assistant", Some("msg_1"), 11, true),
+                100.0,
+                10.0,
+                0.001,
+            ),
+            priced(
+                msg("msg_3", "assistant", Some("msg_1"), 12, true),
+                200.0,
+                20.0,
+                0.002,
+            ),
+            msg("msg_4", "user", None, 13, false),
+            priced(
+                msg("msg_5", "assistant", Some("msg_4"), 14, true),
+                999.0,
+                9.0,
+                1.0,
+            ),
+        ];
+        // 100+10+2+1 + 200+20+2+1 tokens; $0.003.
+        assert_eq!(turn_usage(&messages, "msg_1"), Some((336, 3000)));
+        assert_eq!(turn_usage(&messages, "msg_9"), None);
     }
 
     #[test]

@@ -14,6 +14,8 @@ use crate::error::{Error, Result};
 pub const DEFAULT_MAX_ROUNDS: u32 = 5;
 /// The highest round cap accepted.
 pub const MAX_MAX_ROUNDS: u32 = 50;
+/// The longest time budget accepted, in minutes (a week).
+pub const MAX_BUDGET_MINUTES: u32 = 7 * 24 * 60;
 
 /// Whose turn it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -62,6 +64,8 @@ pub enum StopReason {
     UserStopped,
     /// One of the two sessions is gone (deleted or unlinked).
     SessionGone,
+    /// The loop's budget (tokens, money or minutes) is spent.
+    Budget,
 }
 
 /// How and when a loop stopped.
@@ -150,6 +154,147 @@ pub struct LoopState {
     pub stop: Option<LoopStop>,
     /// Whether it has stopped.
     pub ended: bool,
+    /// What each round used (tokens, cost, wall time), in round order.
+    #[serde(default)]
+    pub costs: Vec<RoundCost>,
+    /// The budget that stops the loop once it is spent.
+    #[serde(default)]
+    pub budget: LoopBudget,
+}
+
+/// Tokens, cost and wall time one round of a loop used: the reviewer's turn and the
+/// implementer's answer to it, as OpenCode counts them on the assistant messages.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct RoundCost {
+    /// The round (1 is the first review).
+    pub round: u32,
+    /// Tokens: prompt, completion, reasoning and prompt cache, of every step.
+    #[ts(type = "number")]
+    pub tokens: u64,
+    /// Cost in millionths of a dollar (the server's figure; 0 when the model has no price).
+    #[ts(type = "number")]
+    pub cost_micros: u64,
+    /// Wall time of the round's turns, ms.
+    #[ts(type = "number")]
+    pub ms: u64,
+}
+
+/// What a loop may spend before it stops as `budget`; every limit is optional.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[ts(export)]
+pub struct LoopBudget {
+    /// Tokens over every round.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "number")]
+    pub tokens: Option<u64>,
+    /// Cost over every round, in millionths of a dollar.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "number")]
+    pub cost_micros: Option<u64>,
+    /// Minutes since the loop started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub minutes: Option<u32>,
+}
+
+impl LoopBudget {
+    /// Whether no limit is set.
+    pub fn is_empty(&self) -> bool {
+        self.tokens.is_none() && self.cost_micros.is_none() && self.minutes.is_none()
+    }
+
+    /// Why this budget cannot be used, if it cannot: a limit of zero, or over a week.
+    pub fn problem(&self) -> Option<&'static str> {
+        if self.tokens == Some(0) || self.cost_micros == Some(0) || self.minutes == Some(0) {
+            return Some("a budget's limits must be more than zero");
+        }
+        if self.minutes.is_some_and(|m| m > MAX_BUDGET_MINUTES) {
+            return Some("a budget's time limit must be at most a week");
+        }
+        None
+    }
+}
+
+/// A loop's figures over every round.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LoopTotals {
+    /// Tokens.
+    pub tokens: u64,
+    /// Cost, millionths of a dollar.
+    pub cost_micros: u64,
+    /// Wall time since the loop started, ms.
+    pub ms: u64,
+}
+
+impl LoopState {
+    /// The figures of every round so far, with the wall time up to `now` (ms since the epoch).
+    pub fn totals(&self, now: i64) -> LoopTotals {
+        LoopTotals {
+            tokens: self.costs.iter().map(|c| c.tokens).sum(),
+            cost_micros: self.costs.iter().map(|c| c.cost_micros).sum(),
+            ms: u64::try_from(now.saturating_sub(self.started_at)).unwrap_or(0),
+        }
+    }
+
+    /// Adds one turn's figures to the round in progress.
+    pub fn add_turn(&mut self, tokens: u64, cost_micros: u64, ms: u64) {
+        let round = self.round;
+        let entry = match self.costs.iter().position(|c| c.round == round) {
+            Some(i) => &mut self.costs[i],
+            None => {
+                self.costs.push(RoundCost {
+                    round,
+                    ..RoundCost::default()
+                });
+                let last = self.costs.len() - 1;
+                &mut self.costs[last]
+            }
+        };
+        entry.tokens = entry.tokens.saturating_add(tokens);
+        entry.cost_micros = entry.cost_micros.saturating_add(cost_micros);
+        entry.ms = entry.ms.saturating_add(ms);
+    }
+
+    /// Which limit of the budget is spent at `now`, in words with the figures; `None` while
+    /// every limit holds.
+    pub fn budget_spent(&self, now: i64) -> Option<String> {
+        let t = self.totals(now);
+        let b = &self.budget;
+        let limit = if b.tokens.is_some_and(|max| t.tokens >= max) {
+            format!("{} tokens", b.tokens.unwrap_or_default())
+        } else if b.cost_micros.is_some_and(|max| t.cost_micros >= max) {
+            format!("${}", dollars(b.cost_micros.unwrap_or_default()))
+        } else if b.minutes.is_some_and(|max| t.ms >= u64::from(max) * 60_000) {
+            format!("{} min", b.minutes.unwrap_or_default())
+        } else {
+            return None;
+        };
+        Some(format!(
+            "the budget of {limit} is spent: {} tokens, ${}, {} over {} round(s)",
+            t.tokens,
+            dollars(t.cost_micros),
+            duration(t.ms),
+            self.costs.len().max(1)
+        ))
+    }
+}
+
+/// Millionths of a dollar as dollars with four decimals.
+pub fn dollars(micros: u64) -> String {
+    format!("{}.{:04}", micros / 1_000_000, (micros % 1_000_000) / 100)
+}
+
+/// A wall time as `1 min 5 s` or `42 s`.
+pub fn duration(ms: u64) -> String {
+    let s = ms / 1000;
+    if s >= 60 {
+        format!("{} min {} s", s / 60, s % 60)
+    } else {
+        format!("{s} s")
+    }
 }
 
 /// Creates the loop table (called when the database opens).
@@ -218,4 +363,135 @@ pub fn list(db: &Db) -> Result<Vec<LoopState>> {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     })?;
     Ok(rows.iter().filter_map(|t| parse(t)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(budget: LoopBudget) -> LoopState {
+        LoopState {
+            id: "lop_1".into(),
+            original_session_id: "ses_o".into(),
+            review_session_id: "ses_r".into(),
+            round: 1,
+            max_rounds: 5,
+            threshold: Severity::Minor,
+            phase: LoopPhase::Reviewing,
+            started_at: 1_000,
+            phase_started_at: 1_000,
+            awaiting_message_id: None,
+            pending: None,
+            sent_message_ids: Vec::new(),
+            claimed_unchanged: Vec::new(),
+            review_fingerprint: None,
+            stop: None,
+            ended: false,
+            costs: Vec::new(),
+            budget,
+        }
+    }
+
+    #[test]
+    fn each_round_adds_up_its_turns_and_the_budget_names_the_figures() {
+        let mut s = state(LoopBudget {
+            tokens: Some(1_000),
+            ..LoopBudget::default()
+        });
+        s.add_turn(300, 1_500, 2_000);
+        s.add_turn(200, 500, 1_000);
+        s.round = 2;
+        s.add_turn(400, 2_000, 4_000);
+        assert_eq!(
+            s.costs,
+            vec![
+                RoundCost {
+                    round: 1,
+                    tokens: 500,
+                    cost_micros: 2_000,
+                    ms: 3_000
+                },
+                RoundCost {
+                    round: 2,
+                    tokens: 400,
+                    cost_micros: 2_000,
+                    ms: 4_000
+                },
+            ]
+        );
+        assert_eq!(s.budget_spent(66_000), None, "900 of 1000 tokens");
+        s.add_turn(100, 0, 10);
+        assert_eq!(
+            s.budget_spent(66_000).as_deref(),
+            Some(
+                "the budget of 1000 tokens is spent: 1000 tokens, $0.0040, 1 min 5 s over 2 round(s)"
+            )
+        );
+    }
+
+    #[test]
+    fn money_and_minutes_budgets_stop_too_and_zero_limits_are_refused() {
+        let mut s = state(LoopBudget {
+            cost_micros: Some(10_000),
+            ..LoopBudget::default()
+        });
+        s.add_turn(1, 9_999, 1);
+        assert_eq!(s.budget_spent(2_000), None);
+        s.add_turn(1, 1, 1);
+        assert!(
+            s.budget_spent(2_000)
+                .unwrap()
+                .starts_with("the budget of $0.0100 is spent")
+        );
+        let s = state(LoopBudget {
+            minutes: Some(2),
+            ..LoopBudget::default()
+        });
+        assert_eq!(s.budget_spent(1_000 + 119_000), None);
+        assert!(
+            s.budget_spent(1_000 + 120_000)
+                .unwrap()
+                .starts_with("the budget of 2 min is spent")
+        );
+        assert!(
+            LoopBudget {
+                tokens: Some(0),
+                ..LoopBudget::default()
+            }
+            .problem()
+            .is_some()
+        );
+        assert!(
+            LoopBudget {
+                minutes: Some(MAX_BUDGET_MINUTES + 1),
+                ..LoopBudget::default()
+            }
+            .problem()
+            .is_some()
+        );
+        assert!(LoopBudget::default().problem().is_none());
+    }
+
+    #[test]
+    fn a_budget_leaves_out_the_limits_it_does_not_set() {
+        let budget = LoopBudget {
+            tokens: Some(1000),
+            ..LoopBudget::default()
+        };
+        assert_eq!(
+            serde_json::to_value(budget).unwrap(),
+            serde_json::json!({"tokens": 1000})
+        );
+    }
+
+    #[test]
+    fn a_record_from_before_costs_reads_with_none() {
+        let mut value = serde_json::to_value(state(LoopBudget::default())).unwrap();
+        let obj = value.as_object_mut().unwrap();
+        obj.remove("costs");
+        obj.remove("budget");
+        let back: LoopState = serde_json::from_value(value).unwrap();
+        assert!(back.costs.is_empty());
+        assert!(back.budget.is_empty());
+    }
 }

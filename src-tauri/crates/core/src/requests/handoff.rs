@@ -89,7 +89,7 @@ pub async fn start(core: &Core, req: StartHandoffReview) -> Result<FlowState> {
     let review_loop = req
         .review_loop
         .as_ref()
-        .map(crate::requests::review_loop::LoopSettings::options)
+        .map(|l| l.options_with(core.settings().loop_budget))
         .transpose()?;
     flows::handoff::start(core, &req.session_id, req.choice, req.reviewer, review_loop)
 }

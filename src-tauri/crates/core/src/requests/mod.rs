@@ -7,6 +7,7 @@
 
 pub mod catalog;
 pub mod changes;
+pub mod comments;
 pub mod folders;
 pub mod handoff;
 pub mod history;
@@ -39,6 +40,7 @@ use crate::settings::Settings;
 
 pub use catalog::{Agents, Commands, Providers};
 pub use changes::{ChangeSet, Changes, Todos};
+pub use comments::{AddComment, CloseComment, ListComments, SendComments};
 pub use folders::FolderChoices;
 pub use handoff::{
     CancelFlow, CheckReviewPin, ListTransfers, SendFindings, StartHandoffReview, Transfer,
@@ -210,5 +212,13 @@ requests! {
         Changes(Changes) => ChangeSet = changes::changes;
         /// A session's todo list.
         Todos(Todos) => Vec<Todo> = changes::todos;
+        /// Writes a line comment into the session's batch; answers its comments.
+        AddComment(AddComment) => Vec<crate::comments::LineComment> = comments::add;
+        /// A session's line comments, checked against their lines now.
+        ListComments(ListComments) => Vec<crate::comments::LineComment> = comments::list;
+        /// Closes a line comment (a draft leaves the batch); answers the session's comments.
+        CloseComment(CloseComment) => Vec<crate::comments::LineComment> = comments::close;
+        /// Sends the batch of draft comments to the implementer (or hands it to the loop).
+        SendComments(SendComments) => crate::comments::SendOutcome = comments::send;
     }
 }

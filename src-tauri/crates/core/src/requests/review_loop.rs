@@ -6,7 +6,7 @@ use ts_rs::TS;
 use crate::core::Core;
 use crate::error::Result;
 use crate::findings::{self, FindingsView};
-use crate::flows::review_loop::{self, LoopOptions, LoopState, record};
+use crate::flows::review_loop::{self, LoopBudget, LoopOptions, LoopState, record};
 use crate::services::review_link::review_session_of;
 
 /// Fields of [`Request::ListFindings`](super::Request::ListFindings).
@@ -60,12 +60,21 @@ pub struct LoopSettings {
     #[serde(default)]
     #[ts(optional)]
     pub threshold: Option<crosscheck_review::findings::Severity>,
+    /// What the loop may spend; the budget in Settings when absent.
+    #[serde(default)]
+    #[ts(optional)]
+    pub budget: Option<LoopBudget>,
 }
 
 impl LoopSettings {
     /// The options, checked.
     pub fn options(&self) -> Result<LoopOptions> {
         LoopOptions::new(self.max_rounds, self.threshold)
+    }
+
+    /// The options, checked, with this budget or else `fallback` (the one in Settings).
+    pub fn options_with(&self, fallback: LoopBudget) -> Result<LoopOptions> {
+        self.options()?.with_budget(self.budget.unwrap_or(fallback))
     }
 }
 
@@ -84,6 +93,10 @@ pub struct StartLoop {
     #[serde(default)]
     #[ts(optional)]
     pub threshold: Option<crosscheck_review::findings::Severity>,
+    /// What the loop may spend; the budget in Settings when absent.
+    #[serde(default)]
+    #[ts(optional)]
+    pub budget: Option<LoopBudget>,
 }
 
 /// Fields of [`Request::StopLoop`](super::Request::StopLoop).
@@ -97,7 +110,8 @@ pub struct StopLoop {
 
 /// Starts the pair's loop on the reviewer's newest prompt (or answers the running one).
 pub async fn start_loop(core: &Core, req: StartLoop) -> Result<LoopState> {
-    let options = LoopOptions::new(req.max_rounds, req.threshold)?;
+    let budget = req.budget.unwrap_or(core.settings().loop_budget);
+    let options = LoopOptions::new(req.max_rounds, req.threshold)?.with_budget(budget)?;
     review_loop::start(core, &req.session_id, options).await
 }
 

@@ -7,6 +7,7 @@ mod support;
 
 mod changes;
 mod cold_review;
+mod comments;
 mod fingerprint;
 mod flow_faults;
 mod folders;

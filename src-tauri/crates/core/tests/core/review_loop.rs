@@ -207,6 +207,7 @@ async fn start_looped(
             review_loop: Some(crosscheck_core::requests::LoopSettings {
                 max_rounds: Some(max_rounds),
                 threshold: None,
+                budget: None,
             }),
         },
     ))

@@ -1,6 +1,7 @@
 // Review handoff actions: starting it, cancelling a flow, transfers between linked sessions.
 
 import { t } from '$lib/i18n/index.svelte';
+import type { LoopBudget } from '$lib/types/LoopBudget';
 import type { FlowState } from '$lib/types/FlowState';
 import type { ModelChoice } from '$lib/types/ModelChoice';
 import type { TransferResult } from '$lib/types/TransferResult';
@@ -51,6 +52,7 @@ export async function startHandoffReview(
   choice?: ModelChoice,
   reviewer?: ModelChoice,
   loopRounds?: number,
+  loopBudget?: LoopBudget,
 ): Promise<FlowState> {
   const c = cleanChoice(choice);
   const r = cleanChoice(reviewer);
@@ -59,7 +61,7 @@ export async function startHandoffReview(
     sessionId,
     ...(c ? { choice: c } : {}),
     ...(r ? { reviewer: r } : {}),
-    ...(loopRounds ? { reviewLoop: { maxRounds: loopRounds } } : {}),
+    ...(loopRounds ? { reviewLoop: { maxRounds: loopRounds, ...(loopBudget ? { budget: loopBudget } : {}) } } : {}),
   });
   if (flow?.id) store.enqueueLocalFlow(flow);
   return flow;

@@ -6,6 +6,7 @@
 
 pub(crate) mod code;
 pub mod coverage;
+mod comments;
 pub mod hidden;
 mod reconcile;
 pub use crate::model::loop_record as record;
@@ -21,7 +22,7 @@ use crosscheck_opencode::ids;
 use crosscheck_review::findings::Severity;
 use tokio::sync::watch;
 
-pub use record::{LoopPhase, LoopState, LoopStop, PendingSend, StopReason};
+pub use record::{LoopBudget, LoopPhase, LoopState, LoopStop, PendingSend, RoundCost, StopReason};
 
 use crate::api_types::Change;
 use crate::core::Core;
@@ -36,6 +37,8 @@ pub struct LoopOptions {
     pub max_rounds: u32,
     /// Findings at or above this severity are forwarded.
     pub threshold: Severity,
+    /// What the loop may spend (none set: no limit).
+    pub budget: LoopBudget,
 }
 
 impl LoopOptions {
@@ -51,7 +54,17 @@ impl LoopOptions {
         Ok(Self {
             max_rounds,
             threshold: threshold.unwrap_or(Severity::Minor),
+            budget: LoopBudget::default(),
         })
+    }
+
+    /// These options with a budget, checked.
+    pub fn with_budget(mut self, budget: LoopBudget) -> Result<Self> {
+        if let Some(why) = budget.problem() {
+            return Err(Error::InvalidRequest(why.into()));
+        }
+        self.budget = budget;
+        Ok(self)
     }
 }
 
@@ -179,6 +192,8 @@ fn launch(
         evidence_asked: false,
         stop: None,
         ended: false,
+        costs: Vec::new(),
+        budget: options.budget,
     };
     let Some(stop) = core.loops().claim(original, &state.id) else {
         return running_state(core, original)?
@@ -203,6 +218,7 @@ fn spawn(core: &Core, state: LoopState, stop: watch::Receiver<bool>) {
             state,
             stop,
             timer: None,
+            comments: Vec::new(),
         };
         task.run().await;
         core2
@@ -246,6 +262,7 @@ pub async fn stop(core: &Core, session_id: &str) -> Result<Option<LoopState>> {
         state,
         stop: watch::channel(false).1,
         timer: None,
+        comments: Vec::new(),
     };
     task.finish(
         StopReason::UserStopped,

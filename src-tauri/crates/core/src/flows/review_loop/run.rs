@@ -17,7 +17,7 @@ use super::hidden;
 use super::reconcile::{self, Checked, RECONCILE_PAGE};
 use super::record::{self, LoopPhase, LoopState, LoopStop, PendingSend, StopReason};
 use super::recorder;
-use super::rules::{Decision, after_review, feedback_text};
+use super::rules::{Decision, after_review};
 use crate::api_types::{Change, NoticeLevel};
 use crate::core::Core;
 use crate::error::{Error, Result};
@@ -52,6 +52,8 @@ pub(crate) struct LoopTask {
     pub stop: watch::Receiver<bool>,
     /// The hot path's marks of the step under way (from the reply seen to the prompt accepted).
     pub timer: Option<super::timing::StepTimer>,
+    /// The person's open line comments, read before the reviewer's reply is decided on.
+    pub comments: Vec<crate::comments::LineComment>,
 }
 
 impl LoopTask {
@@ -78,7 +80,12 @@ impl LoopTask {
     pub(crate) fn finish(&mut self, reason: StopReason, detail: String, ids: Vec<String>) {
         self.state.phase = LoopPhase::Stopped;
         self.state.ended = true;
-        self.state.pending = None;
+        // Comments that were to go with a prompt never sent wait for the next send again.
+        if let Some(pending) = self.state.pending.take()
+            && let Err(e) = crate::comments::unforward(self.core.db(), &pending.message_id)
+        {
+            tracing::warn!(loop_id = %self.state.id, "could not take comments back: {e}");
+        }
         self.state.stop = Some(LoopStop {
             reason,
             detail: detail.clone(),
@@ -147,6 +154,9 @@ impl LoopTask {
                     vec![],
                 ));
             }
+            if let Some(detail) = self.state.budget_spent(now_ms()) {
+                return Ok((StopReason::Budget, detail, vec![]));
+            }
             let mut continuity = None;
             if let Some(pending) = self.state.pending.clone() {
                 let gaps = reconcile::Continuity::before_send(&core);
@@ -191,6 +201,7 @@ impl LoopTask {
                 Ok(done) => done,
                 Err(Interrupt::Stop(reason, detail)) => return Ok((reason, detail, vec![])),
             };
+            self.account(&session, &awaiting);
             fresh = true;
             match self.state.phase {
                 LoopPhase::Reviewing => {
@@ -201,6 +212,20 @@ impl LoopTask {
                     if let Some(t) = &mut self.timer {
                         t.mark("fingerprint");
                     }
+                    // The person's comments, checked against the code the implementer left.
+                    let comments = match crate::comments::refresh(
+                        &core,
+                        &self.state.original_session_id,
+                    )
+                    .await
+                    {
+                        Ok(all) => super::comments::open(all),
+                        Err(e) => {
+                            tracing::warn!("the line comments could not be checked: {e}");
+                            Vec::new()
+                        }
+                    };
+                    self.comments = comments;
                     if let Some(stop) = self.after_reviewer(&text, &reply_id, &directory, seen)? {
                         return Ok(stop);
                     }
@@ -229,6 +254,25 @@ impl LoopTask {
                 t.mark("recorded and chosen");
             }
         }
+    }
+
+    /// Adds the turn that answered `awaiting` (tokens, cost, wall time) to the round's figures.
+    fn account(&mut self, session: &str, awaiting: &str) {
+        let usage = self.core.read_store(|s, _| {
+            s.transcript(session)
+                .and_then(|t| crate::flows::reply::turn_usage(t.messages(), awaiting))
+        });
+        let (tokens, cost) = usage.unwrap_or_default();
+        let ms = u64::try_from(now_ms().saturating_sub(self.state.phase_started_at)).unwrap_or(0);
+        self.state.add_turn(tokens, cost, ms);
+    }
+
+    /// When a minutes budget is set: the moment it is spent.
+    fn budget_deadline(&self) -> Option<tokio::time::Instant> {
+        let minutes = self.state.budget.minutes?;
+        let end = self.state.started_at + i64::from(minutes) * 60_000;
+        let left = u64::try_from(end.saturating_sub(now_ms())).unwrap_or(0);
+        Some(tokio::time::Instant::now() + std::time::Duration::from_millis(left))
     }
 
     fn current_session(&self) -> &str {
@@ -299,6 +343,9 @@ impl LoopTask {
             self.state.threshold,
             self.state.max_rounds,
         );
+        let comments = std::mem::take(&mut self.comments);
+        let decision =
+            super::comments::decide(decision, &comments, self.state.round, self.state.max_rounds);
         let forward = match decision {
             // A CLEAN ends the loop only when it says it reviewed every changed file.
             Decision::Stop(StopReason::Clean, detail, ids) => {
@@ -320,17 +367,19 @@ impl LoopTask {
             Decision::Forward(f) => f,
         };
         let registry = core.prompts();
-        let visible = registry.render(
-            prompts::REVIEW_FEEDBACK_TO_IMPLEMENTER,
-            &[("review_feedback", &feedback_text(&forward))],
-        )?;
-        let hidden = hidden::for_implementer(&registry)?;
+        let (visible, hidden) = super::comments::prompt(&registry, &forward, &comments)?;
         self.choose(
             self.state.original_session_id.clone(),
             visible,
             hidden,
             LoopPhase::Implementing,
         )?;
+        if let Some(pending) = &self.state.pending
+            && !comments.is_empty()
+        {
+            let ids: Vec<String> = comments.iter().map(|c| c.id.clone()).collect();
+            crate::comments::forwarded(core.db(), &ids, &pending.message_id)?;
+        }
         Ok(None)
     }
 
@@ -499,10 +548,15 @@ impl LoopTask {
     /// one found in the record after a restart only when the server does not have its id yet.
     async fn ensure_sent(&self, pending: &PendingSend, fresh: bool) -> Result<()> {
         let session = self.core.known_session(&pending.session_id).await?;
-        // A prompt with no visible words (the ask for coverage) is all hidden.
+        // A prompt with no visible words (the ask for coverage) is all hidden; one with no
+        // hidden words (a person's comments alone) is all visible.
         let parts = if pending.visible.is_empty() {
             vec![crosscheck_opencode::TextPartInput::synthetic(
                 pending.hidden.clone(),
+            )]
+        } else if pending.hidden.is_empty() {
+            vec![crosscheck_opencode::TextPartInput::visible(
+                pending.visible.clone(),
             )]
         } else {
             turn::with_hidden(pending.visible.clone(), pending.hidden.clone())
@@ -543,11 +597,21 @@ impl LoopTask {
             }
             turn::may_end_turn(change, &[&pair[0], &pair[1]])
         };
-        let mut waiter = turn::Waiter::new(&self.core, None, Some(self.stop.clone()));
+        let mut waiter =
+            turn::Waiter::new(&self.core, self.budget_deadline(), Some(self.stop.clone()));
         loop {
             match waiter.next(&filter).await? {
                 turn::Woke::Check(_) => {}
-                turn::Woke::Cancelled | turn::Woke::TimedOut => {
+                turn::Woke::TimedOut => {
+                    // The minutes budget ran out mid-turn: the turn is cut, what it used counts.
+                    if let Err(e) = self.core.client()?.abort(session).await {
+                        tracing::warn!(session, "could not abort the turn over budget: {e}");
+                    }
+                    self.account(session, awaiting);
+                    let detail = self.state.budget_spent(now_ms()).unwrap_or_default();
+                    return Ok(Err(Interrupt::Stop(StopReason::Budget, detail)));
+                }
+                turn::Woke::Cancelled => {
                     return Ok(Err(Interrupt::Stop(
                         StopReason::UserStopped,
                         "stopped by the user".into(),
