@@ -21,3 +21,4 @@ mod sync_listing;
 mod sync_reconnect;
 mod transcripts;
 mod transfers;
+mod worktree_merge;
