@@ -259,7 +259,7 @@ test('two worktrees of one repository: reviewed where the work is, merged back, 
   assert.deepEqual(pageErrors, []);
 });
 
-test('faults: a merge while the implementer runs is refused until idle; a taken branch and a folder outside git are refused', { timeout: 5 * 60_000 }, async () => {
+test('faults: a merge while the implementer runs is refused until idle; a taken branch and a folder outside git are refused; a dirty worktree needs a second yes; a started session moves with its changes', { timeout: 5 * 60_000 }, async () => {
   assert.ok(state.two, 'the first test left its second worktree');
   const { two, dirTwo } = state;
 
@@ -299,4 +299,14 @@ test('faults: a merge while the implementer runs is refused until idle; a taken 
   await cc.api({ cmd: 'removeWorktree', directory: dirTwo, force: true });
   assert.equal(fs.existsSync(dirTwo), false);
   assert.equal(git(repo, 'branch', '--list', 'opencode/greeting-in-german').trim(), '');
+
+  // A started session in the main checkout moves to a new worktree with its uncommitted change.
+  const started = await oc.json(`/session?directory=${encodeURIComponent(repo)}`, { method: 'POST', body: { title: 'Say hi' } });
+  fs.writeFileSync(path.join(repo, 'greeting.txt'), 'Hi\n');
+  const moved = await cc.api({ cmd: 'moveToWorktree', sessionId: started.id, name: 'say-hi' });
+  assert.notEqual(moved.directory, repo);
+  assert.equal((await oc.json(`/session/${started.id}`)).directory, moved.directory, 'OpenCode has the session in the worktree');
+  assert.equal(git(moved.directory, 'symbolic-ref', '--short', 'HEAD').trim(), 'opencode/say-hi');
+  assert.equal(fs.readFileSync(path.join(moved.directory, 'greeting.txt'), 'utf8'), 'Hi\n', 'the change went along');
+  assert.equal(git(repo, 'status', '--porcelain'), '', 'and left the main checkout');
 });
