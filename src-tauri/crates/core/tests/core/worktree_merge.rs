@@ -92,7 +92,21 @@ async fn merge_lands_and_a_conflict_is_aborted_leaving_the_base_clean() {
     )
     .unwrap();
     std::fs::write(main.join(".git/hooks/pre-commit"), "#!/bin/sh\nexit 1\n").unwrap();
-    for h in ["pre-merge-commit", "pre-commit"] {
+    // Hooks `--no-verify` does not stop: only pointing hooks elsewhere does.
+    for h in ["post-merge", "post-commit", "post-checkout"] {
+        std::fs::write(
+            main.join(".git/hooks").join(h),
+            "#!/bin/sh\ntouch \"$(git rev-parse --git-common-dir)/../HOOK_RAN\"\n",
+        )
+        .unwrap();
+    }
+    for h in [
+        "pre-merge-commit",
+        "pre-commit",
+        "post-merge",
+        "post-commit",
+        "post-checkout",
+    ] {
         Command::new("chmod")
             .args(["+x", main.join(".git/hooks").join(h).to_str().unwrap()])
             .status()
