@@ -533,6 +533,18 @@ pub enum Change {
         /// Its todos now, in the agent's order.
         todos: Vec<Todo>,
     },
+    /// A new worktree's start scripts finished (ready) or failed (`failure` has the server's
+    /// words).
+    Worktree {
+        /// The worktree's name.
+        name: String,
+        /// Its branch.
+        branch: String,
+        /// The server's words when its start scripts failed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        failure: Option<String>,
+    },
     /// What a review saw of the code, checked again: pinned when a reviewer reply completed,
     /// stale once the code moved on.
     ReviewPin {

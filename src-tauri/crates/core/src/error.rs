@@ -104,6 +104,14 @@ error_codes! {
     AttachmentUnchecked = 422,
     /// The OpenCode server is reachable but did not answer in time (a very large answer).
     OpencodeSlow = 422,
+    /// A worktree could not be made, read or removed (git's or the server's words).
+    WorktreeFailed = 422,
+    /// The folder is not a git repository.
+    NotARepository = 422,
+    /// A merge back was refused before anything changed.
+    MergeRefused = 409,
+    /// The worktree has uncommitted changes: removing it needs a second confirmation.
+    WorktreeDirty = 409,
     /// A bug in Crosscheck.
     Internal = 422,
     /// Web mode: the token is missing or wrong.
@@ -225,6 +233,18 @@ pub enum Error {
     /// An `@` mention of a session whose folder is not on this machine.
     #[error("{0} cannot be checked: the session's folder is not on this machine")]
     AttachmentUnchecked(String),
+    /// Git or the server could not make, read or remove a worktree (their words).
+    #[error("{0}")]
+    Worktree(String),
+    /// The folder is not a git repository (offer to make it one).
+    #[error("{0} is not a git repository")]
+    NotARepository(String),
+    /// A merge back was refused before anything changed (the reason).
+    #[error("not merged: {0}")]
+    MergeRefused(String),
+    /// A worktree with uncommitted changes is removed only when the user confirms twice.
+    #[error("the worktree {0} has uncommitted changes")]
+    WorktreeDirty(String),
     /// A bug: something that should not happen.
     #[error("internal error: {0}")]
     Internal(String),
@@ -262,6 +282,10 @@ impl Error {
             Error::AttachmentNotAFile(_) => ErrorCode::AttachmentNotAFile,
             Error::AttachmentMissing(_) => ErrorCode::AttachmentMissing,
             Error::AttachmentUnchecked(_) => ErrorCode::AttachmentUnchecked,
+            Error::Worktree(_) => ErrorCode::WorktreeFailed,
+            Error::NotARepository(_) => ErrorCode::NotARepository,
+            Error::MergeRefused(_) => ErrorCode::MergeRefused,
+            Error::WorktreeDirty(_) => ErrorCode::WorktreeDirty,
             Error::Internal(_) => ErrorCode::Internal,
         }
     }

@@ -29,6 +29,7 @@ pub mod store;
 mod sync;
 pub mod transfer_log;
 mod turn;
+pub mod worktree;
 
 pub use api::Api;
 pub use api_types::{ApiError, Change, Stamped};

@@ -21,6 +21,9 @@ pub use changes::DIFF_BODY_LIMIT;
 use crate::error::{BODY_LIMIT, Error, describe_reqwest, truncate};
 
 mod history;
+mod worktree;
+
+pub use worktree::WorktreeInfo;
 
 use crate::types::{
     AgentInfo, CommandInfo, CommandRequest, CreateSession, Health, MessagePage, MessageWithParts,

@@ -133,6 +133,15 @@ pub enum Event {
         /// The list now.
         todos: Vec<Todo>,
     },
+    /// A worktree's start scripts finished (`worktree.ready`) or failed (`worktree.failed`).
+    Worktree {
+        /// The worktree's name, when sent.
+        name: String,
+        /// Its branch, when sent.
+        branch: String,
+        /// The server's words on a failure; `None` when it is ready.
+        failure: Option<String>,
+    },
     /// Any other event type, by name.
     Other(String),
 }
@@ -224,6 +233,18 @@ struct CommandProps {
     name: String,
     #[serde(rename = "messageID", default)]
     message_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WorktreeProps {
+    #[serde(default, deserialize_with = "lenient")]
+    name: String,
+    #[serde(default, deserialize_with = "lenient")]
+    branch: String,
+    #[serde(default, deserialize_with = "lenient")]
+    message: String,
+    #[serde(default, deserialize_with = "lenient")]
+    error: serde_json::Value,
 }
 
 #[derive(Deserialize)]
@@ -371,6 +392,31 @@ fn decode_props<'de, D: Deserializer<'de>>(
         "vcs.branch.updated" => {
             IgnoredAny::deserialize(d)?;
             Event::BranchUpdated
+        }
+        "worktree.ready" | "worktree.failed" => {
+            let w: WorktreeProps = typed(kind, d)?;
+            let failure = (kind == "worktree.failed").then(|| {
+                let words = if w.message.is_empty() {
+                    w.error
+                        .pointer("/data/message")
+                        .or_else(|| w.error.pointer("/message"))
+                        .and_then(|m| m.as_str())
+                        .unwrap_or_default()
+                        .to_owned()
+                } else {
+                    w.message
+                };
+                if words.is_empty() {
+                    "the project's start script failed".to_owned()
+                } else {
+                    words
+                }
+            });
+            Event::Worktree {
+                name: w.name,
+                branch: w.branch,
+                failure,
+            }
         }
         "todo.updated" => {
             let t: TodoProps = typed(kind, d)?;

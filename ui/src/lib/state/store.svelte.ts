@@ -6,6 +6,7 @@
 
 import { SvelteMap } from 'svelte/reactivity';
 import type { LineComment } from '$lib/types/LineComment';
+import { worktrees } from './worktrees.svelte';
 import type { Change } from '$lib/types/Change';
 import type { Connection } from '$lib/types/Connection';
 import type { FindingsView } from '$lib/types/FindingsView';
@@ -407,6 +408,9 @@ export class Store {
         break;
       case 'todos':
         this.setTodos(change.sessionId, change.todos);
+        break;
+      case 'worktree':
+        worktrees.settle(change.name, change.failure ?? null);
         break;
       case 'reviewPin':
         this.recordPin(change.pin);

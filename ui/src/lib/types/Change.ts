@@ -199,7 +199,19 @@ sessionId: string,
 /**
  * Its todos now, in the agent's order.
  */
-todos: Array<Todo>, } | { "type": "reviewPin", 
+todos: Array<Todo>, } | { "type": "worktree", 
+/**
+ * The worktree's name.
+ */
+name: string, 
+/**
+ * Its branch.
+ */
+branch: string, 
+/**
+ * The server's words when its start scripts failed.
+ */
+failure?: string, } | { "type": "reviewPin", 
 /**
  * The pin and its state now.
  */

@@ -3,4 +3,4 @@
 /**
  * Which changes the Changes tab shows.
  */
-export type ChangeScope = "workingTree" | "session" | "lastTurn";
+export type ChangeScope = "workingTree" | "session" | "lastTurn" | "base";

@@ -3,4 +3,4 @@
 /**
  * Why a scope has nothing to show, when that is not simply "no changes".
  */
-export type ChangesUnavailable = "notGit" | "becameGit" | "noSnapshots" | "noTurn";
+export type ChangesUnavailable = "notGit" | "becameGit" | "noSnapshots" | "noTurn" | "notWorktree";

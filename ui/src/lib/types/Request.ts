@@ -14,19 +14,25 @@ import type { CloseTab } from "./CloseTab";
 import type { ColdReview } from "./ColdReview";
 import type { Commands } from "./Commands";
 import type { CreateSession } from "./CreateSession";
+import type { CreateWorktree } from "./CreateWorktree";
 import type { DeleteSession } from "./DeleteSession";
 import type { FindFiles } from "./FindFiles";
 import type { ForkSession } from "./ForkSession";
 import type { GetReview } from "./GetReview";
+import type { InitRepository } from "./InitRepository";
 import type { ListComments } from "./ListComments";
 import type { ListFindings } from "./ListFindings";
 import type { ListReviews } from "./ListReviews";
 import type { ListTransfers } from "./ListTransfers";
 import type { LoadOlder } from "./LoadOlder";
+import type { MergeWorktree } from "./MergeWorktree";
 import type { MoveTab } from "./MoveTab";
+import type { MoveToWorktree } from "./MoveToWorktree";
 import type { OpenSession } from "./OpenSession";
 import type { OpenTab } from "./OpenTab";
+import type { PreviewMerge } from "./PreviewMerge";
 import type { Providers } from "./Providers";
+import type { RemoveWorktree } from "./RemoveWorktree";
 import type { RenameSession } from "./RenameSession";
 import type { ReplyPermission } from "./ReplyPermission";
 import type { ResetPrompt } from "./ResetPrompt";
@@ -45,8 +51,9 @@ import type { StopLoop } from "./StopLoop";
 import type { Todos } from "./Todos";
 import type { Transfer } from "./Transfer";
 import type { UnrevertSession } from "./UnrevertSession";
+import type { Workplaces } from "./Workplaces";
 
 /**
  * A request from the UI, serialized as `{"cmd": "...", ...fields}`.
  */
-export type Request = { "cmd": "snapshot" } | { "cmd": "prompts" } | { "cmd": "listLoops" } | { "cmd": "reconnect" } | { "cmd": "reviewerSettings" } | { "cmd": "testReviewer" } | { "cmd": "folders" } | { "cmd": "defaultSettings" } | { "cmd": "openSession" } & OpenSession | { "cmd": "closeSession" } & CloseSession | { "cmd": "loadOlder" } & LoadOlder | { "cmd": "attachServer" } & AttachServer | { "cmd": "createSession" } & CreateSession | { "cmd": "renameSession" } & RenameSession | { "cmd": "archiveSession" } & ArchiveSession | { "cmd": "deleteSession" } & DeleteSession | { "cmd": "sendPrompt" } & SendPrompt | { "cmd": "revertSession" } & RevertSession | { "cmd": "unrevertSession" } & UnrevertSession | { "cmd": "forkSession" } & ForkSession | { "cmd": "findFiles" } & FindFiles | { "cmd": "runCommand" } & RunCommand | { "cmd": "abort" } & Abort | { "cmd": "replyPermission" } & ReplyPermission | { "cmd": "providers" } & Providers | { "cmd": "agents" } & Agents | { "cmd": "commands" } & Commands | { "cmd": "setSettings" } & SetSettings | { "cmd": "openTab" } & OpenTab | { "cmd": "closeTab" } & CloseTab | { "cmd": "activateTab" } & ActivateTab | { "cmd": "moveTab" } & MoveTab | { "cmd": "setPrompt" } & SetPrompt | { "cmd": "resetPrompt" } & ResetPrompt | { "cmd": "startHandoffReview" } & StartHandoffReview | { "cmd": "cancelFlow" } & CancelFlow | { "cmd": "transfer" } & Transfer | { "cmd": "sendFindings" } & SendFindings | { "cmd": "listTransfers" } & ListTransfers | { "cmd": "checkReviewPin" } & CheckReviewPin | { "cmd": "coldReview" } & ColdReview | { "cmd": "listReviews" } & ListReviews | { "cmd": "getReview" } & GetReview | { "cmd": "listFindings" } & ListFindings | { "cmd": "reviewReport" } & ReviewReport | { "cmd": "setReviewerSettings" } & SetReviewerSettings | { "cmd": "startLoop" } & StartLoop | { "cmd": "stopLoop" } & StopLoop | { "cmd": "changes" } & Changes | { "cmd": "todos" } & Todos | { "cmd": "addComment" } & AddComment | { "cmd": "listComments" } & ListComments | { "cmd": "closeComment" } & CloseComment | { "cmd": "sendComments" } & SendComments;
+export type Request = { "cmd": "snapshot" } | { "cmd": "prompts" } | { "cmd": "listLoops" } | { "cmd": "reconnect" } | { "cmd": "reviewerSettings" } | { "cmd": "testReviewer" } | { "cmd": "folders" } | { "cmd": "defaultSettings" } | { "cmd": "openSession" } & OpenSession | { "cmd": "closeSession" } & CloseSession | { "cmd": "loadOlder" } & LoadOlder | { "cmd": "attachServer" } & AttachServer | { "cmd": "createSession" } & CreateSession | { "cmd": "renameSession" } & RenameSession | { "cmd": "archiveSession" } & ArchiveSession | { "cmd": "deleteSession" } & DeleteSession | { "cmd": "sendPrompt" } & SendPrompt | { "cmd": "revertSession" } & RevertSession | { "cmd": "unrevertSession" } & UnrevertSession | { "cmd": "forkSession" } & ForkSession | { "cmd": "findFiles" } & FindFiles | { "cmd": "runCommand" } & RunCommand | { "cmd": "abort" } & Abort | { "cmd": "replyPermission" } & ReplyPermission | { "cmd": "providers" } & Providers | { "cmd": "agents" } & Agents | { "cmd": "commands" } & Commands | { "cmd": "setSettings" } & SetSettings | { "cmd": "openTab" } & OpenTab | { "cmd": "closeTab" } & CloseTab | { "cmd": "activateTab" } & ActivateTab | { "cmd": "moveTab" } & MoveTab | { "cmd": "setPrompt" } & SetPrompt | { "cmd": "resetPrompt" } & ResetPrompt | { "cmd": "startHandoffReview" } & StartHandoffReview | { "cmd": "cancelFlow" } & CancelFlow | { "cmd": "transfer" } & Transfer | { "cmd": "sendFindings" } & SendFindings | { "cmd": "listTransfers" } & ListTransfers | { "cmd": "checkReviewPin" } & CheckReviewPin | { "cmd": "coldReview" } & ColdReview | { "cmd": "listReviews" } & ListReviews | { "cmd": "getReview" } & GetReview | { "cmd": "listFindings" } & ListFindings | { "cmd": "reviewReport" } & ReviewReport | { "cmd": "setReviewerSettings" } & SetReviewerSettings | { "cmd": "startLoop" } & StartLoop | { "cmd": "stopLoop" } & StopLoop | { "cmd": "changes" } & Changes | { "cmd": "todos" } & Todos | { "cmd": "addComment" } & AddComment | { "cmd": "listComments" } & ListComments | { "cmd": "closeComment" } & CloseComment | { "cmd": "sendComments" } & SendComments | { "cmd": "workplaces" } & Workplaces | { "cmd": "createWorktree" } & CreateWorktree | { "cmd": "moveToWorktree" } & MoveToWorktree | { "cmd": "initRepository" } & InitRepository | { "cmd": "mergePreview" } & PreviewMerge | { "cmd": "mergeWorktree" } & MergeWorktree | { "cmd": "removeWorktree" } & RemoveWorktree;

@@ -3,12 +3,15 @@ import type { AgentInfo } from "./AgentInfo";
 import type { ChangeSet } from "./ChangeSet";
 import type { CommandEntry } from "./CommandEntry";
 import type { CommandStarted } from "./CommandStarted";
+import type { CreatedWorktree } from "./CreatedWorktree";
 import type { FindingsView } from "./FindingsView";
 import type { FlowState } from "./FlowState";
 import type { FolderChoices } from "./FolderChoices";
 import type { LedgerEntry } from "./LedgerEntry";
 import type { LineComment } from "./LineComment";
 import type { LoopState } from "./LoopState";
+import type { MergeOutcome } from "./MergeOutcome";
+import type { MergePreview } from "./MergePreview";
 import type { OlderPage } from "./OlderPage";
 import type { PromptTemplate } from "./PromptTemplate";
 import type { ProviderCatalog } from "./ProviderCatalog";
@@ -26,9 +29,10 @@ import type { Todo } from "./Todo";
 import type { TranscriptPage } from "./TranscriptPage";
 import type { TransferRecord } from "./TransferRecord";
 import type { TransferResult } from "./TransferResult";
+import type { Workplace } from "./Workplace";
 
 /**
  * The response type of each request by its `cmd`: exported to TypeScript only, where
  * `invoke(request)` looks its result type up here.
  */
-export type Responses = { snapshot: Snapshot, prompts: Array<PromptTemplate>, listLoops: Array<LoopState>, reconnect: null, reviewerSettings: ReviewerSettings, testReviewer: ReviewerTest, folders: FolderChoices, defaultSettings: Settings, openSession: TranscriptPage, closeSession: null, loadOlder: OlderPage, attachServer: null, createSession: SessionView, renameSession: SessionView, archiveSession: SessionView, deleteSession: null, sendPrompt: Sent, revertSession: SessionView, unrevertSession: SessionView, forkSession: SessionView, findFiles: Array<string>, runCommand: CommandStarted, abort: null, replyPermission: null, providers: ProviderCatalog, agents: Array<AgentInfo>, commands: Array<CommandEntry>, setSettings: Settings, openTab: null, closeTab: null, activateTab: null, moveTab: null, setPrompt: PromptTemplate, resetPrompt: PromptTemplate, startHandoffReview: FlowState, cancelFlow: boolean, transfer: TransferResult, sendFindings: TransferResult, listTransfers: Array<TransferRecord>, checkReviewPin: ReviewPin | null, coldReview: ReviewProgress, listReviews: Array<LedgerEntry>, getReview: ReviewDetail | null, listFindings: FindingsView, reviewReport: string | null, setReviewerSettings: ReviewerSettings, startLoop: LoopState, stopLoop: LoopState | null, changes: ChangeSet, todos: Array<Todo>, addComment: Array<LineComment>, listComments: Array<LineComment>, closeComment: Array<LineComment>, sendComments: SendOutcome, };
+export type Responses = { snapshot: Snapshot, prompts: Array<PromptTemplate>, listLoops: Array<LoopState>, reconnect: null, reviewerSettings: ReviewerSettings, testReviewer: ReviewerTest, folders: FolderChoices, defaultSettings: Settings, openSession: TranscriptPage, closeSession: null, loadOlder: OlderPage, attachServer: null, createSession: SessionView, renameSession: SessionView, archiveSession: SessionView, deleteSession: null, sendPrompt: Sent, revertSession: SessionView, unrevertSession: SessionView, forkSession: SessionView, findFiles: Array<string>, runCommand: CommandStarted, abort: null, replyPermission: null, providers: ProviderCatalog, agents: Array<AgentInfo>, commands: Array<CommandEntry>, setSettings: Settings, openTab: null, closeTab: null, activateTab: null, moveTab: null, setPrompt: PromptTemplate, resetPrompt: PromptTemplate, startHandoffReview: FlowState, cancelFlow: boolean, transfer: TransferResult, sendFindings: TransferResult, listTransfers: Array<TransferRecord>, checkReviewPin: ReviewPin | null, coldReview: ReviewProgress, listReviews: Array<LedgerEntry>, getReview: ReviewDetail | null, listFindings: FindingsView, reviewReport: string | null, setReviewerSettings: ReviewerSettings, startLoop: LoopState, stopLoop: LoopState | null, changes: ChangeSet, todos: Array<Todo>, addComment: Array<LineComment>, listComments: Array<LineComment>, closeComment: Array<LineComment>, sendComments: SendOutcome, workplaces: Array<Workplace>, createWorktree: CreatedWorktree, moveToWorktree: SessionView, initRepository: null, mergePreview: MergePreview, mergeWorktree: MergeOutcome, removeWorktree: null, };

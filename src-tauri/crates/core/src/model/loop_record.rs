@@ -385,6 +385,8 @@ mod tests {
             sent_message_ids: Vec::new(),
             claimed_unchanged: Vec::new(),
             review_fingerprint: None,
+            coverage_asked: None,
+            evidence_asked: false,
             stop: None,
             ended: false,
             costs: Vec::new(),

@@ -34,6 +34,9 @@ pub enum ChangeScope {
     Session,
     /// What the session's last turn changed (`?messageID=` of its last user message).
     LastTurn,
+    /// A worktree's code (committed and not) against the branch it started from (git on this
+    /// machine, from where the branch left the main checkout's branch).
+    Base,
 }
 
 /// Fields of [`Request::Changes`](super::Request::Changes).
@@ -62,6 +65,8 @@ pub enum ChangesUnavailable {
     NoSnapshots,
     /// The session has no turn yet.
     NoTurn,
+    /// The session does not work in a worktree on this machine, so there is no base branch.
+    NotWorktree,
 }
 
 /// One changed file.
@@ -153,6 +158,13 @@ pub async fn changes(core: &Core, req: Changes) -> Result<ChangeSet> {
             }
             diffs
         }
+        ChangeScope::Base => {
+            let Some(diffs) = against_base(&session.directory).await? else {
+                set.unavailable = Some(ChangesUnavailable::NotWorktree);
+                return Ok(set);
+            };
+            diffs
+        }
         ChangeScope::Session | ChangeScope::LastTurn => {
             if !client.snapshots_enabled(&session.directory).await? {
                 set.unavailable = Some(ChangesUnavailable::NoSnapshots);
@@ -194,6 +206,42 @@ pub async fn changes(core: &Core, req: Changes) -> Result<ChangeSet> {
     };
     set.files = file_changes(diffs);
     Ok(set)
+}
+
+/// A worktree's changes against its base branch as file diffs; `None` outside a worktree.
+async fn against_base(directory: &str) -> Result<Option<Vec<FileDiff>>> {
+    let place = crate::worktree::workplace(directory).await;
+    let (Some(repository), true) = (&place.repository, place.worktree) else {
+        return Ok(None);
+    };
+    let Some(base) = crate::worktree::current_branch(std::path::Path::new(repository)).await else {
+        return Ok(None);
+    };
+    let files = crate::worktree::merge::against_base(directory, &base).await?;
+    Ok(Some(
+        files
+            .into_iter()
+            .map(|(file, status, patch)| {
+                let count = |sign: &str, header: &str| {
+                    patch
+                        .lines()
+                        .filter(|l| l.starts_with(sign) && !l.starts_with(header))
+                        .count()
+                };
+                FileDiff {
+                    additions: u32::try_from(count("+", "+++")).unwrap_or(u32::MAX),
+                    deletions: u32::try_from(count("-", "---")).unwrap_or(u32::MAX),
+                    file,
+                    status: match status {
+                        'A' => FileStatus::Added,
+                        'D' => FileStatus::Deleted,
+                        _ => FileStatus::Modified,
+                    },
+                    patch: Some(patch),
+                }
+            })
+            .collect(),
+    ))
 }
 
 /// The session's todo list; a session the server does not know is `not_found`.

@@ -19,6 +19,7 @@ pub mod sessions;
 pub mod settings;
 pub mod transcripts;
 pub mod turns;
+pub mod worktrees;
 
 use crosscheck_opencode::{AgentInfo, ProviderCatalog, Todo};
 use crosscheck_review::LedgerEntry;
@@ -54,6 +55,10 @@ pub use sessions::{ArchiveSession, CreateSession, DeleteSession, RenameSession};
 pub use settings::{ActivateTab, CloseTab, MoveTab, OpenTab, SetSettings};
 pub use transcripts::{CloseSession, LoadOlder, OpenSession};
 pub use turns::{Abort, CommandStarted, ReplyPermission, RunCommand, SendPrompt};
+pub use worktrees::{
+    CreateWorktree, CreatedWorktree, InitRepository, MergeWorktree, MoveToWorktree, PreviewMerge,
+    RemoveWorktree, Workplaces,
+};
 
 /// Declares the request table. `unit` requests carry no fields; `with` requests carry a struct
 /// of their own; `per_client` requests also get the id of the client that sent them (what it
@@ -220,5 +225,19 @@ requests! {
         CloseComment(CloseComment) => Vec<crate::comments::LineComment> = comments::close;
         /// Sends the batch of draft comments to the implementer (or hands it to the loop).
         SendComments(SendComments) => crate::comments::SendOutcome = comments::send;
+        /// Where each folder works: repository, branch, worktree or not, gone.
+        Workplaces(Workplaces) => Vec<crate::worktree::Workplace> = worktrees::workplaces;
+        /// Makes a new worktree (and branch) of a folder's repository through the server.
+        CreateWorktree(CreateWorktree) => CreatedWorktree = worktrees::create;
+        /// Moves a started session into a new worktree with its uncommitted changes.
+        MoveToWorktree(MoveToWorktree) => SessionView = worktrees::move_to_worktree;
+        /// Makes a folder a git repository.
+        InitRepository(InitRepository) => () = worktrees::init_repository;
+        /// What merging a session's worktree back would bring: commits and files.
+        MergePreview(PreviewMerge) => crate::worktree::merge::MergePreview = worktrees::preview;
+        /// Merges a session's worktree back into the main checkout (aborted on a conflict).
+        MergeWorktree(MergeWorktree) => crate::worktree::merge::MergeOutcome = worktrees::merge_back;
+        /// Removes a worktree and its branch.
+        RemoveWorktree(RemoveWorktree) => () = worktrees::remove;
     }
 }

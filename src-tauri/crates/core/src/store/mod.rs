@@ -303,6 +303,15 @@ impl Store {
                 self.record_session_error(session_id?, error.as_ref())
             }
             Event::TodoUpdated { session_id, todos } => Some(Change::Todos { session_id, todos }),
+            Event::Worktree {
+                name,
+                branch,
+                failure,
+            } => Some(Change::Worktree {
+                name,
+                branch,
+                failure,
+            }),
             // Pushed once per batch and directory instead (`file_events`).
             Event::SessionDiff { .. }
             | Event::FileEdited { .. }

@@ -22,3 +22,4 @@ mod sync_listing;
 mod sync_reconnect;
 mod transcripts;
 mod transfers;
+mod worktree_merge;
