@@ -52,6 +52,7 @@ impl Db {
         crate::model::loop_record::create_table(&conn)?;
         crate::transfer_log::create_table(&conn)?;
         conn.execute_batch(crate::review_pin::SCHEMA)?;
+        conn.execute_batch(crate::attention::db::SCHEMA)?;
         Ok(Self {
             conn: Mutex::new(conn),
             opened_at: crate::model::now_ms(),

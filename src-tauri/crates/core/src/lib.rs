@@ -5,6 +5,7 @@
 pub mod api;
 pub mod api_types;
 pub mod attachments;
+mod attention;
 pub mod core;
 pub mod db;
 pub mod error;

@@ -2,6 +2,7 @@
 //! transfers and findings. They sit below every flow and request handler (nothing here imports
 //! `flows/` or `requests/`), so [`crate::api_types`] can name them without reaching up.
 
+pub mod attention;
 pub mod findings;
 pub mod flow;
 pub mod loop_record;

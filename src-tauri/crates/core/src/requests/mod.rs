@@ -5,6 +5,7 @@
 //! request. Handlers are small `async fn(&Core, Req) -> Result<Res>` in the module of their
 //! domain.
 
+pub mod attention;
 pub mod catalog;
 pub mod changes;
 pub mod folders;
@@ -37,6 +38,7 @@ use crate::flows::cold_review::{ReviewDetail, ReviewProgress};
 use crate::flows::review_loop::LoopState;
 use crate::settings::Settings;
 
+pub use attention::{AnswerQuestion, SeeSessions};
 pub use catalog::{Agents, Commands, Providers};
 pub use changes::{ChangeSet, Changes, Todos};
 pub use folders::FolderChoices;
@@ -158,6 +160,10 @@ requests! {
         Abort(Abort) => () = turns::abort;
         /// Answers a pending permission request.
         ReplyPermission(ReplyPermission) => () = turns::reply_permission;
+        /// The person looks at these sessions: what seeing settles goes from their attention.
+        SeeSessions(SeeSessions) => () = attention::see_sessions;
+        /// Answers (or rejects) a question OpenCode's `question` tool asks.
+        AnswerQuestion(AnswerQuestion) => () = attention::answer_question;
         /// Providers and models for the picker.
         Providers(Providers) => ProviderCatalog = catalog::providers;
         /// Agents for the picker.
