@@ -4,8 +4,10 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::api_types::Change;
 use crate::core::Core;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::findings::FindingsView;
 
 /// Fields of [`Request::SeeSessions`](super::Request::SeeSessions).
 #[derive(Debug, Clone, Deserialize, Serialize, TS)]
@@ -29,6 +31,17 @@ pub struct AnswerQuestion {
     /// Per question, the labels picked; `null` rejects (dismisses) the question.
     #[ts(optional)]
     pub answers: Option<Vec<Vec<String>>>,
+}
+
+/// Fields of [`Request::WithdrawFindings`](super::Request::WithdrawFindings).
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct WithdrawFindings {
+    /// Either session of the pair.
+    pub session_id: String,
+    /// The disputed findings the person accepts the dispute of.
+    pub finding_ids: Vec<String>,
 }
 
 /// Settles what seeing settles in the sessions the person looks at.
@@ -55,4 +68,30 @@ pub async fn answer_question(core: &Core, req: AnswerQuestion) -> Result<()> {
         core.with_store(|s| ((), s.resolve_question(&req.session_id, &req.request_id)));
     }
     answered.map_err(Into::into)
+}
+
+/// Deciding a stopped loop: the person accepts the implementer's dispute, and the findings are
+/// withdrawn; answers the link's findings as they are now.
+pub async fn withdraw_findings(core: &Core, req: WithdrawFindings) -> Result<FindingsView> {
+    let review = core
+        .read_store(|s, _| {
+            let session = s.session(&req.session_id)?;
+            if crate::metadata::is_review_session(session) {
+                Some(req.session_id.clone())
+            } else {
+                crate::metadata::get_review_session_id(session).map(str::to_owned)
+            }
+        })
+        .ok_or_else(|| Error::InvalidRequest(format!("{} has no review link", req.session_id)))?;
+    crate::findings::withdraw_by_person(
+        core.db(),
+        &review,
+        &req.finding_ids,
+        "withdrawn by the person: the dispute is accepted",
+    )?;
+    let view = crate::findings::view(core.db(), &review)?;
+    core.emit(Change::Findings {
+        findings: view.clone(),
+    });
+    Ok(view)
 }

@@ -38,7 +38,7 @@ use crate::flows::cold_review::{ReviewDetail, ReviewProgress};
 use crate::flows::review_loop::LoopState;
 use crate::settings::Settings;
 
-pub use attention::{AnswerQuestion, SeeSessions};
+pub use attention::{AnswerQuestion, SeeSessions, WithdrawFindings};
 pub use catalog::{Agents, Commands, Providers};
 pub use changes::{ChangeSet, Changes, Todos};
 pub use folders::FolderChoices;
@@ -164,6 +164,8 @@ requests! {
         SeeSessions(SeeSessions) => () = attention::see_sessions;
         /// Answers (or rejects) a question OpenCode's `question` tool asks.
         AnswerQuestion(AnswerQuestion) => () = attention::answer_question;
+        /// Accepts the implementer's dispute of findings after a loop stopped: they are withdrawn.
+        WithdrawFindings(WithdrawFindings) => FindingsView = attention::withdraw_findings;
         /// Providers and models for the picker.
         Providers(Providers) => ProviderCatalog = catalog::providers;
         /// Agents for the picker.
