@@ -3,7 +3,8 @@
 // list; answering one from the list reaches OpenCode (checked through its API) and the item
 // goes; one answered by another client leaves the list at once; a finished turn in a session
 // not looked at shows as unread and counts in the title; a notification fires while a review
-// is in the side panel of a window that is not focused.
+// is in the side panel of a window that is not focused; a loop stopped on a dispute shows on
+// its review session's row and is decided from the loop strip.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { launchBrowser, screenshot } from '../support/browser.mjs';
@@ -212,5 +213,54 @@ test('a review in the side panel of a window that is not focused notifies when i
   await item(review.id, 'turnFinished').waitFor({ state: 'visible', timeout: WAIT });
   await setFocused(true);
   await item(review.id, 'turnFinished').waitFor({ state: 'detached', timeout: WAIT });
+  assert.deepEqual(pageErrors, []);
+});
+
+test('a loop stopped on a dispute shows on its row and is decided from the strip', { timeout: 6 * 60_000 }, async () => {
+  const original = await oc.json('/session', { method: 'POST', body: { title: 'Greet disputed' } });
+  ms.script([
+    { text: 'HANDOFF: greet() now takes a name.' },
+    { text: 'FINDINGS\n- [F1] major src/lib.rs:3 — greet() panics on an empty name\nVERDICT: FLAGS (1)' },
+    { text: 'IMPLEMENTED: nothing to change.\n\n- [F1] DISPUTED — the caller never passes an empty name' },
+    { text: 'FINDINGS\n- [F1] OPEN — callers pass user input\nVERDICT: FLAGS (1)' },
+  ]);
+  await page.goto(cc.url);
+  await page.locator('[data-testid="server-status"][data-state="ready"]').waitFor({ state: 'attached', timeout: WAIT });
+  await row(original.id).click({ timeout: WAIT });
+  const chat = `[data-testid="chat"][data-session-id="${original.id}"]`;
+  const input = page.locator(`${chat} [data-testid="composer-input"]`);
+  await input.waitFor({ state: 'visible', timeout: WAIT });
+  await input.click();
+  await input.fill('/handoff-review');
+  const menu = page.locator(`${chat} [data-testid="command-menu"]`);
+  await menu.waitFor({ state: 'visible', timeout: WAIT });
+  await menu.locator('[data-testid="command-item"][data-name="handoff-review"]').click({ timeout: WAIT });
+  await until(async () => ((await input.inputValue()).trim() === '/handoff-review' ? true : null), 'the picked command');
+  await input.press('Enter');
+  const dialog = page.locator('[data-testid="handoff-dialog"]');
+  await dialog.waitFor({ state: 'visible', timeout: WAIT });
+  await dialog.getByLabel('Automatic review loop').check();
+  await dialog.locator('[data-testid="handoff-start"]').click({ timeout: WAIT });
+  await dialog.waitFor({ state: 'detached', timeout: WAIT });
+  // The person looks away while the loop runs.
+  await setFocused(false);
+
+  const stopped = page.locator(`${chat} [data-testid="loop-progress"][data-state="stopped"]`);
+  await stopped.waitFor({ state: 'visible', timeout: 2 * WAIT });
+  assert.equal(await stopped.getAttribute('data-reason'), 'disputed');
+  const loops = await cc.api({ cmd: 'listLoops' });
+  const loop = loops.find((l) => l.originalSessionId === original.id);
+  const mark = row(loop.reviewSessionId).locator('[data-testid="session-loop-stopped"]');
+  await mark.waitFor({ state: 'visible', timeout: WAIT });
+  assert.equal(await mark.getAttribute('data-stop'), 'disputed');
+  await item(loop.reviewSessionId, 'loopStopped').waitFor({ state: 'visible', timeout: WAIT });
+
+  // Decided from the strip: the dispute is accepted and the finding withdrawn.
+  await setFocused(true);
+  await stopped.locator('[data-testid="loop-decide-withdraw"]').click({ timeout: WAIT });
+  await until(async () => {
+    const view = await cc.api({ cmd: 'listFindings', sessionId: original.id });
+    return view.findings.find((f) => f.id === 'F1')?.status === 'withdrawn' ? true : null;
+  }, 'F1 withdrawn');
   assert.deepEqual(pageErrors, []);
 });
