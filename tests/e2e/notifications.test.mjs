@@ -142,7 +142,7 @@ test('a manual review that finishes in the background notifies; a click opens it
     const snap = await res.json();
     return snap.settings.notifications.reviewDone === false ? snap.settings.notifications : null;
   }, 'the setting saved by the backend');
-  assert.deepEqual(saved, { reviewDone: false, permission: true, loopStopped: true });
+  assert.deepEqual(saved, { reviewDone: false, permission: true, loopStopped: true, question: true, turnFailed: true, turnFinished: true, reviewStale: true, handoffFailed: true, sound: false });
   await page.reload();
   await page.locator('[data-testid="server-status"][data-state="ready"]').waitFor({ state: 'attached', timeout: WAIT });
   await page.locator('[data-testid="open-settings"]').click({ timeout: WAIT });

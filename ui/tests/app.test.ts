@@ -30,11 +30,14 @@ const snapshot: Snapshot = {
   ],
   statuses: {},
   permissions: [],
-  settings: { theme: 'light', locale: 'en', handoffTimeoutMs: 1_800_000, notifications: { reviewDone: true, permission: true, loopStopped: true }, reviewerReadOnly: true, reviewerShellAllow: [], loopBudget: {} },
+  settings: { theme: 'light', locale: 'en', handoffTimeoutMs: 1_800_000, notifications: { reviewDone: true, permission: true, loopStopped: true, question: true, turnFailed: true, turnFinished: true, reviewStale: true, handoffFailed: true, sound: false }, reviewerReadOnly: true, reviewerShellAllow: [], loopBudget: {} },
   tabs: [],
   flows: [],
   sessionErrors: {},
 };
+
+/** A session of the snapshot, as the backend would push it again. */
+const snapshotSession = (id: string) => snapshot.sessions.find((s) => s.id === id)!;
 
 const page: TranscriptPage = {
   seq: 12,
@@ -212,12 +215,25 @@ describe('App', () => {
           },
         },
       },
+      // The backend pushes the session again with the permission among its attention reasons:
+      // the sidebar's mark and the "Needs you" list read that.
+      {
+        seq: 21,
+        change: {
+          type: 'sessionUpserted',
+          session: {
+            ...snapshotSession('ses_rev'),
+            attention: [{ kind: 'permission', since: 5, words: 'bash git push origin main', requestId: 'per_1', questions: [] }],
+          },
+        },
+      },
     ]);
     const card = () => $('[data-testid="chat"][data-session-id="ses_rev"] [data-testid="permission-request"]');
     await vi.waitFor(() => expect(card()).not.toBeNull());
     expect(card()!.textContent).toContain('bash');
     expect(card()!.textContent).toContain('git push origin main');
     expect($('[data-session-id="ses_rev"] [data-testid="session-permission"]')!.textContent).toContain('Needs permission');
+    expect($('[data-testid="needs-you-item"][data-session-id="ses_rev"][data-kind="permission"]')!.textContent).toContain('bash git push origin main');
     const buttons = [...card()!.querySelectorAll<HTMLButtonElement>('button[data-reply]')];
     expect(buttons.map((b) => [b.dataset.reply, b.textContent?.trim()])).toEqual([
       ['once', 'Allow once'],
@@ -233,8 +249,12 @@ describe('App', () => {
         reply: 'once',
       }),
     );
-    push([{ seq: 21, change: { type: 'permissionResolved', sessionId: 'ses_rev', requestId: 'per_1' } }]);
+    push([
+      { seq: 22, change: { type: 'permissionResolved', sessionId: 'ses_rev', requestId: 'per_1' } },
+      { seq: 23, change: { type: 'sessionUpserted', session: { ...snapshotSession('ses_rev'), attention: [] } } },
+    ]);
     await vi.waitFor(() => expect(card()).toBeNull());
     expect($('[data-session-id="ses_rev"] [data-testid="session-permission"]')).toBeNull();
+    expect($('[data-testid="needs-you-item"]')).toBeNull();
   });
 });

@@ -112,3 +112,39 @@ describe('the side panel', () => {
     store.tabs = [];
   }, 30_000);
 });
+
+describe('a loop stopped on a dispute', () => {
+  it('is decided from the strip: accept the dispute, keep it with a note, or one more round', async () => {
+    const { invoke } = await import('$lib/host');
+    const sent = vi.mocked(invoke);
+    sent.mockClear();
+    store.loops.set('ses_impl', { ...ended, stop: { reason: 'disputed', detail: 'F2 disputed', findingIds: ['F2'], at: 1 } });
+    let target = render('ses_rev');
+    expect(target.querySelector('[data-testid="loop-decide"]')).not.toBeNull();
+    target.querySelector<HTMLElement>('[data-testid="loop-decide-withdraw"]')!.click();
+    await vi.waitFor(() => expect(sent.mock.calls.map((c) => c[0])).toContainEqual({ cmd: 'withdrawFindings', sessionId: 'ses_rev', findingIds: ['F2'] }));
+
+    // A clean stop offers no decision.
+    for (const a of apps) unmount(a);
+    apps = [];
+    localStorage.clear();
+    store.loops.set('ses_impl', { ...ended, id: 'loop_2' });
+    target = render('ses_rev');
+    expect(target.querySelector('[data-testid="loop-decide"]')).toBeNull();
+
+    // A stall: keep with a note goes to the implementer; one more round starts a loop of one.
+    for (const a of apps) unmount(a);
+    apps = [];
+    store.loops.set('ses_impl', { ...ended, id: 'loop_3', stop: { reason: 'stalled', detail: '', findingIds: ['F1'], at: 1 } });
+    target = render('ses_rev');
+    expect(target.querySelector('[data-testid="loop-decide-withdraw"]')).toBeNull();
+    const input = target.querySelector<HTMLInputElement>('[data-testid="loop-decide-note"]')!;
+    input.value = 'Please add the test first';
+    input.dispatchEvent(new Event('input', { bubbles: true }));
+    flushSync();
+    target.querySelector<HTMLElement>('[data-testid="loop-decide-keep"]')!.click();
+    await vi.waitFor(() =>
+      expect(sent.mock.calls.map((c) => c[0])).toContainEqual(expect.objectContaining({ cmd: 'sendPrompt', sessionId: 'ses_impl', text: 'F1: Please add the test first' })),
+    );
+  });
+});

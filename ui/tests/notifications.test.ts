@@ -15,6 +15,17 @@ function permission(id: string, sessionID = 'ses_impl'): PermissionRequest {
   return { id, sessionID, permission: 'bash', patterns: ['rm -rf build'], metadata: {}, always: [] };
 }
 
+type Reason = import('$lib/types/AttentionReason').AttentionReason;
+
+function reason(kind: Reason['kind'], over: Partial<Reason> = {}): Reason {
+  return { kind, since: 100, words: '', questions: [], ...over };
+}
+
+/** The session as pushed with these reasons. */
+function withReasons(session: SessionView, ...attention: Reason[]): SessionView {
+  return { ...session, attention };
+}
+
 function harness({
   off = [],
   focused = false,
@@ -22,22 +33,20 @@ function harness({
   ...deps
 }: Partial<Omit<NotifierDeps, 'focused'>> & { off?: NotifyKind[]; focused?: boolean; screen?: string | null } = {}) {
   const show = vi.fn(async () => true);
-  const sessions = new Map([review, impl].map((s) => [s.id, s]));
   const notifier = new Notifier({
     show,
     focused: () => focused,
     onScreen: (id) => id === screen,
     enabled: (kind) => !off.includes(kind),
-    session: (id) => sessions.get(id),
     ...deps,
   });
   return { notifier, show };
 }
 
 describe('Notifier', () => {
-  it('tells of a manual review that finished while the window was not focused', () => {
+  it('tells of a review whose turn finished while the window was not focused', () => {
     const { notifier, show } = harness();
-    notifier.turnFinished('ses_rev');
+    notifier.sessionChanged(withReasons(review, reason('turnFinished')), review);
     expect(show).toHaveBeenCalledExactlyOnceWith({
       title: 'Review finished',
       body: 'Review: Login form: the reviewer has replied.',
@@ -46,50 +55,64 @@ describe('Notifier', () => {
     });
   });
 
-  it('stays quiet for a focused window, a session that is no review, a loop round, or the setting off', () => {
-    for (const h of [harness({ focused: true }), harness({ off: ['reviewDone'] }), harness({ loopRunning: () => true })]) {
-      h.notifier.turnFinished('ses_rev');
+  it('stays quiet for a finished turn in a focused window, a reason already known, or the setting off', () => {
+    const pushed = withReasons(review, reason('turnFinished'));
+    for (const h of [harness({ focused: true }), harness({ off: ['reviewDone'] })]) {
+      h.notifier.sessionChanged(pushed, review);
       expect(h.show).not.toHaveBeenCalled();
     }
     const h = harness();
-    h.notifier.turnFinished('ses_impl');
-    h.notifier.turnFinished('ses_unknown');
+    h.notifier.sessionChanged(pushed, pushed);
     expect(h.show).not.toHaveBeenCalled();
+    // A session that is no review is told under its own setting.
+    const other = harness({ off: ['turnFinished'] });
+    other.notifier.sessionChanged(withReasons(impl, reason('turnFinished')), impl);
+    expect(other.show).not.toHaveBeenCalled();
   });
 
   it('tells of a waiting permission once per request, unless its session is in front of a focused user', () => {
     const { notifier, show } = harness();
-    notifier.permissionAsked(permission('per_1'));
-    notifier.permissionAsked(permission('per_1'));
+    const asked = withReasons(impl, reason('permission', { requestId: 'per_1', words: 'bash rm -rf build' }));
+    notifier.sessionChanged(asked, impl);
+    notifier.sessionChanged(asked, impl);
     expect(show).toHaveBeenCalledExactlyOnceWith({
       title: 'Permission needed',
       body: 'Login form waits for your answer: bash rm -rf build',
       sessionId: 'ses_impl',
       tag: 'permission:per_1',
     });
+    const second = withReasons(impl, reason('permission', { requestId: 'per_2', words: 'bash ls' }));
     const inFront = harness({ focused: true, screen: 'ses_impl' });
-    inFront.notifier.permissionAsked(permission('per_2'));
+    inFront.notifier.sessionChanged(second, impl);
     expect(inFront.show).not.toHaveBeenCalled();
-    const elsewhere = harness({ focused: true, screen: 'ses_rev' });
-    elsewhere.notifier.permissionAsked(permission('per_3'));
-    expect(elsewhere.show).toHaveBeenCalledOnce();
+    // In the side panel of a window that is not focused: told.
+    const unfocused = harness({ focused: false, screen: 'ses_impl' });
+    unfocused.notifier.sessionChanged(second, impl);
+    expect(unfocused.show).toHaveBeenCalledOnce();
     const off = harness({ off: ['permission'] });
-    off.notifier.permissionAsked(permission('per_4'));
+    off.notifier.sessionChanged(second, impl);
     expect(off.show).not.toHaveBeenCalled();
   });
 
-  it('tells of a stopped loop with its reason, unless turned off', () => {
+  it('tells of a question with its words, and a stopped loop with its reason, unless turned off', () => {
     const { notifier, show } = harness();
-    notifier.loopStopped('ses_rev', 'stalled: F1 open three rounds running');
-    expect(show).toHaveBeenCalledExactlyOnceWith({
-      title: 'Review loop stopped',
-      body: 'Review: Login form: stalled: F1 open three rounds running',
-      sessionId: 'ses_rev',
-      tag: 'loop:ses_rev',
-    });
-    const off = harness({ off: ['loopStopped'] });
-    off.notifier.loopStopped('ses_rev', 'clean');
+    notifier.sessionChanged(withReasons(impl, reason('question', { requestId: 'que_1', words: 'Which branch?' })), impl);
+    notifier.sessionChanged(withReasons(review, reason('loopStopped', { stop: 'stalled', words: 'F1 open three rounds' })), review);
+    expect(show.mock.calls.map((c) => (c as unknown[])[0])).toEqual([
+      { title: 'Question', body: 'Login form asks: Which branch?', sessionId: 'ses_impl', tag: 'question:que_1' },
+      { title: 'Review loop stopped', body: 'Review: Login form: stalled: no progress', sessionId: 'ses_rev', tag: 'loop:ses_rev' },
+    ]);
+    const off = harness({ off: ['loopStopped', 'question'] });
+    off.notifier.sessionChanged(withReasons(review, reason('loopEnded', { stop: 'clean' })), review);
+    off.notifier.sessionChanged(withReasons(impl, reason('question', { requestId: 'que_2' })), impl);
     expect(off.show).not.toHaveBeenCalled();
+  });
+
+  it('plays the sound with each notification it shows', () => {
+    const sound = vi.fn();
+    const { notifier } = harness({ sound });
+    notifier.sessionChanged(withReasons(impl, reason('turnFailed', { words: 'Model not found' })), impl);
+    expect(sound).toHaveBeenCalledOnce();
   });
 });
 
@@ -100,7 +123,7 @@ describe('store hooks for notifications', () => {
     sessions: [review, impl],
     statuses,
     permissions,
-    settings: { theme: 'system' as const, locale: '', handoffTimeoutMs: 1, notifications: { reviewDone: true, permission: true, loopStopped: true }, reviewerReadOnly: true, reviewerShellAllow: [], loopBudget: {} },
+    settings: { theme: 'system' as const, locale: '', handoffTimeoutMs: 1, notifications: { reviewDone: true, permission: true, loopStopped: true, question: true, turnFailed: true, turnFinished: true, reviewStale: true, handoffFailed: true, sound: false }, reviewerReadOnly: true, reviewerShellAllow: [], loopBudget: {} },
     tabs: [],
     flows: [],
     sessionErrors: {},

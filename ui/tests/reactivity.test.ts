@@ -11,7 +11,7 @@ function setup() {
     sessions: [],
     statuses: {},
     permissions: [],
-    settings: { theme: 'system', locale: '', handoffTimeoutMs: 1, notifications: { reviewDone: true, permission: true, loopStopped: true }, reviewerReadOnly: true, reviewerShellAllow: [], loopBudget: {} },
+    settings: { theme: 'system', locale: '', handoffTimeoutMs: 1, notifications: { reviewDone: true, permission: true, loopStopped: true, question: true, turnFailed: true, turnFinished: true, reviewStale: true, handoffFailed: true, sound: false }, reviewerReadOnly: true, reviewerShellAllow: [], loopBudget: {} },
     tabs: [],
     flows: [],
     sessionErrors: {},

@@ -30,7 +30,7 @@ function snapshot(over: Partial<Snapshot> = {}): Snapshot {
     sessions: [session('s1'), session('s2')],
     statuses: { s2: { type: 'busy' } },
     permissions: [],
-    settings: { theme: 'dark', locale: 'de', handoffTimeoutMs: 60_000, notifications: { reviewDone: true, permission: true, loopStopped: true }, reviewerReadOnly: true, reviewerShellAllow: [], loopBudget: {} },
+    settings: { theme: 'dark', locale: 'de', handoffTimeoutMs: 60_000, notifications: { reviewDone: true, permission: true, loopStopped: true, question: true, turnFailed: true, turnFinished: true, reviewStale: true, handoffFailed: true, sound: false }, reviewerReadOnly: true, reviewerShellAllow: [], loopBudget: {} },
     tabs: [],
     flows: [],
     sessionErrors: {},

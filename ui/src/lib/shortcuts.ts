@@ -6,9 +6,10 @@ import { isDesktop } from '$lib/host';
 import { t } from '$lib/i18n/index.svelte';
 
 /** What a shortcut does. */
-export type ShortcutAction = 'newSession' | 'closeTab';
+export type ShortcutAction = 'newSession' | 'closeTab' | 'nextAttention';
 
-const LETTER: Record<ShortcutAction, string> = { newSession: 'n', closeTab: 'w' };
+// Ctrl+J opens the downloads in browsers, so a page gets Alt+J there.
+const LETTER: Record<ShortcutAction, string> = { newSession: 'n', closeTab: 'w', nextAttention: 'j' };
 
 /** The keys to show for an action in this host (`Ctrl+N` on the desktop, `Alt+N` in a browser). */
 export function shortcutLabel(action: ShortcutAction, desktop: boolean = isDesktop): string {

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 pub use crate::error::ApiError;
+use crate::model::attention::AttentionReason;
 use crate::model::findings::FindingsView;
 use crate::model::flow::FlowState;
 use crate::model::loop_record::LoopState;
@@ -36,6 +37,10 @@ pub struct SessionView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub link: Option<ReviewLink>,
+    /// Why the session needs the person now, newest first (empty or absent when it does not).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<AttentionReason>>", optional)]
+    pub attention: Vec<AttentionReason>,
 }
 
 /// Which side of a review link a session is on, and the session on the other side.

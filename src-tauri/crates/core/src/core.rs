@@ -168,6 +168,8 @@ impl Core {
                 stream_gaps: std::sync::atomic::AtomicU64::new(0),
             }),
         };
+        let attention = tokio::spawn(crate::attention::run(core.clone(), core.subscribe()));
+        lock(&core.inner.tasks).push(attention);
         let task = tokio::spawn(crate::sync::run(core.clone(), options.target));
         lock(&core.inner.sync).1 = Some(task);
         let recorder = tokio::spawn(crate::flows::review_loop::recorder::run(core.clone()));

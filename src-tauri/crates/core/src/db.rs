@@ -53,6 +53,7 @@ impl Db {
         crate::transfer_log::create_table(&conn)?;
         crate::comments::create_table(&conn)?;
         conn.execute_batch(crate::review_pin::SCHEMA)?;
+        conn.execute_batch(crate::attention::db::SCHEMA)?;
         Ok(Self {
             conn: Mutex::new(conn),
             opened_at: crate::model::now_ms(),

@@ -323,6 +323,56 @@ fn record_answers_with(
     })
 }
 
+/// The person accepts the implementer's dispute of these findings after a loop stopped: each
+/// known one is withdrawn in the link's newest round, on the reviewer's side, with `note` (who
+/// decided). Answers the ids withdrawn.
+pub fn withdraw_by_person(
+    db: &Db,
+    review_session: &str,
+    ids: &[String],
+    note: &str,
+) -> Result<Vec<String>> {
+    db.with(|c| {
+        let tx = rusqlite::Transaction::new_unchecked(c, rusqlite::TransactionBehavior::Immediate)?;
+        let round: u32 = tx.query_row(
+            "SELECT COALESCE(MAX(round), 0) FROM loop_rounds WHERE review_session = ?1",
+            [review_session],
+            |r| r.get(0),
+        )?;
+        let mut seq = next_seq(&tx, review_session)?;
+        let mut done = Vec::new();
+        for id in ids {
+            let known = tx
+                .query_row(
+                    "SELECT 1 FROM loop_findings WHERE review_session = ?1 AND id = ?2",
+                    params![review_session, id],
+                    |_| Ok(()),
+                )
+                .optional()?
+                .is_some();
+            if !known || round == 0 {
+                continue;
+            }
+            put_status(
+                &tx,
+                review_session,
+                id,
+                round,
+                RoundSide::Reviewer,
+                FindingStatus::Withdrawn,
+                Some(note),
+                false,
+                "",
+                seq,
+            )?;
+            seq += 1;
+            done.push(id.clone());
+        }
+        tx.commit()?;
+        Ok(done)
+    })
+}
+
 #[allow(clippy::too_many_arguments)]
 fn put_status(
     tx: &rusqlite::Transaction<'_>,
@@ -556,5 +606,30 @@ mod tests {
         let v = view(&db, "ses_r").expect("view");
         assert_eq!(v.rounds[0].verdict, None);
         assert!(v.rounds[0].unparsed.is_some());
+    }
+
+    #[test]
+    fn the_person_accepting_a_dispute_withdraws_the_finding() {
+        let (_dir, db) = db();
+        let r1 = parse_findings("FINDINGS\n- [F1] major src/lib.rs:3 — panics\nVERDICT: FLAGS (1)");
+        record_review(&db, "ses_r", None, "msg_1", &r1, None, 1).expect("record");
+        record_answers(
+            &db,
+            "ses_r",
+            "msg_a",
+            "- [F1] DISPUTED — it cannot panic",
+            true,
+        )
+        .expect("answers");
+        assert_eq!(
+            view(&db, "ses_r").expect("view").findings[0].status,
+            FindingStatus::Disputed
+        );
+        let done = withdraw_by_person(&db, "ses_r", &["F1".into(), "F9".into()], "by you")
+            .expect("withdraw");
+        assert_eq!(done, ["F1"], "an unknown id is skipped");
+        let v = view(&db, "ses_r").expect("view");
+        assert_eq!(v.findings[0].status, FindingStatus::Withdrawn);
+        assert_eq!(v.open().count(), 0);
     }
 }

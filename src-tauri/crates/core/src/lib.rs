@@ -6,6 +6,7 @@ pub mod api;
 pub mod api_types;
 pub mod attachments;
 pub mod comments;
+mod attention;
 pub mod core;
 pub mod db;
 pub mod error;

@@ -172,8 +172,20 @@ pub struct NotificationSettings {
     pub review_done: bool,
     /// A session waits for a permission.
     pub permission: bool,
-    /// An automatic review loop stopped.
+    /// An automatic review loop stopped (or ended).
     pub loop_stopped: bool,
+    /// OpenCode's `question` tool waits for an answer.
+    pub question: bool,
+    /// A session's turn failed.
+    pub turn_failed: bool,
+    /// A turn finished in a session that is no review session while the window was not focused.
+    pub turn_finished: bool,
+    /// The code moved on since a review.
+    pub review_stale: bool,
+    /// A review handoff failed.
+    pub handoff_failed: bool,
+    /// A short sound plays with each notification.
+    pub sound: bool,
 }
 
 impl Default for NotificationSettings {
@@ -182,6 +194,12 @@ impl Default for NotificationSettings {
             review_done: true,
             permission: true,
             loop_stopped: true,
+            question: true,
+            turn_failed: true,
+            turn_finished: true,
+            review_stale: true,
+            handoff_failed: true,
+            sound: false,
         }
     }
 }

@@ -28,7 +28,8 @@ pub use worktree::WorktreeInfo;
 use crate::types::{
     AgentInfo, CommandInfo, CommandRequest, CreateSession, Health, MessagePage, MessageWithParts,
     ModelInfo, PermissionReply, PermissionRequest, Project, PromptRequest, ProviderCatalog,
-    ProviderInfo, ServerPath, Session, SessionPatch, SessionStatus, lenient,
+    ProviderInfo, QuestionReply, QuestionRequest, ServerPath, Session, SessionPatch, SessionStatus,
+    lenient,
 };
 pub use history::FIND_LIMIT;
 
@@ -694,6 +695,44 @@ impl Client {
                 timeout,
             )
             .await?;
+        drain(&call, response).await
+    }
+
+    /// `GET /question[?directory=]`: the questions still waiting for an answer.
+    pub async fn questions(&self, directory: Option<&str>) -> Result<Vec<QuestionRequest>, Error> {
+        self.get_json("/question".into(), &dir_query(directory))
+            .await
+    }
+
+    /// `POST /question/:id/reply[?directory=]` with the labels picked per question, or
+    /// `POST /question/:id/reject` when `answers` is `None`. An unknown or already answered id
+    /// is [`Error::NotFound`].
+    pub async fn answer_question(
+        &self,
+        request_id: &str,
+        answers: Option<&[Vec<String>]>,
+        directory: Option<&str>,
+    ) -> Result<(), Error> {
+        let timeout = Some(self.inner.timeouts.request);
+        let (call, response) = match answers {
+            Some(answers) => {
+                let path = format!("/question/{}/reply", segment(request_id));
+                let body = QuestionReply { answers };
+                self.send_json(
+                    Method::POST,
+                    path,
+                    &dir_query(directory),
+                    Some(&body),
+                    timeout,
+                )
+                .await?
+            }
+            None => {
+                let path = format!("/question/{}/reject", segment(request_id));
+                self.send_json::<()>(Method::POST, path, &dir_query(directory), None, timeout)
+                    .await?
+            }
+        };
         drain(&call, response).await
     }
 

@@ -10,7 +10,9 @@ use serde_json::value::RawValue;
 
 use crate::changes::Todo;
 use crate::shared::{Interner, SharedStr};
-use crate::types::{MessageInfo, Part, PermissionRequest, Session, SessionStatus, lenient};
+use crate::types::{
+    MessageInfo, Part, PermissionRequest, QuestionRequest, Session, SessionStatus, lenient,
+};
 
 /// One event from the server, with the directory it concerns when the stream says so.
 #[derive(Debug, Clone, PartialEq)]
@@ -108,6 +110,15 @@ pub enum Event {
         request_id: String,
         /// `once`, `always` or `reject`.
         reply: String,
+    },
+    /// A `question` tool call waits for the user's answer.
+    QuestionAsked(Box<QuestionRequest>),
+    /// A question was answered or rejected (here or by another client).
+    QuestionResolved {
+        /// Session.
+        session_id: String,
+        /// The `que_...` request.
+        request_id: String,
     },
     /// What a session changed was recomputed (`session.diff`, after each step).
     SessionDiff {
@@ -223,6 +234,14 @@ struct PermissionRepliedProps {
     request_id: String,
     #[serde(default, deserialize_with = "lenient")]
     reply: String,
+}
+
+#[derive(Deserialize)]
+struct QuestionResolvedProps {
+    #[serde(rename = "sessionID")]
+    session_id: String,
+    #[serde(rename = "requestID")]
+    request_id: String,
 }
 
 #[derive(Deserialize)]
@@ -378,6 +397,14 @@ fn decode_props<'de, D: Deserializer<'de>>(
                 session_id: r.session_id,
                 request_id: r.request_id,
                 reply: r.reply,
+            }
+        }
+        "question.asked" => Event::QuestionAsked(typed(kind, d)?),
+        "question.replied" | "question.rejected" => {
+            let r: QuestionResolvedProps = typed(kind, d)?;
+            Event::QuestionResolved {
+                session_id: r.session_id,
+                request_id: r.request_id,
             }
         }
         "session.diff" => Event::SessionDiff {

@@ -653,6 +653,57 @@ pub struct PermissionRequest {
     pub tool: Option<PermissionTool>,
 }
 
+/// One choice a question offers.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct QuestionOption {
+    /// The words of the choice (what the answer carries).
+    #[serde(default, deserialize_with = "lenient")]
+    pub label: String,
+    /// What it means.
+    #[serde(default, deserialize_with = "lenient")]
+    pub description: String,
+}
+
+/// One question of a `question` tool call.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct QuestionInfo {
+    /// The whole question.
+    #[serde(default, deserialize_with = "lenient")]
+    pub question: String,
+    /// A short label.
+    #[serde(default, deserialize_with = "lenient")]
+    pub header: String,
+    /// The choices offered.
+    #[serde(default, deserialize_with = "lenient")]
+    pub options: Vec<QuestionOption>,
+    /// Whether several choices may be picked.
+    #[serde(default, deserialize_with = "lenient")]
+    pub multiple: bool,
+}
+
+/// A `question` tool call waiting for the user's answer (`question.asked`, `GET /question`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct QuestionRequest {
+    /// `que_...` id.
+    pub id: String,
+    /// Session whose turn waits.
+    #[serde(rename = "sessionID", default, deserialize_with = "lenient")]
+    pub session_id: String,
+    /// The questions, answered together in this order.
+    #[serde(default, deserialize_with = "lenient")]
+    pub questions: Vec<QuestionInfo>,
+}
+
+/// Body of `POST /question/:id/reply`: per question, the labels picked.
+#[derive(Debug, Clone, Serialize)]
+pub struct QuestionReply<'a> {
+    /// The answers in the order of the questions.
+    pub answers: &'a [Vec<String>],
+}
+
 /// Body of `POST /permission/:id/reply`.
 #[derive(Debug, Clone, Serialize)]
 pub struct PermissionReply<'a> {

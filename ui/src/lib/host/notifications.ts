@@ -5,6 +5,7 @@
 
 import { getCurrentWindow } from '@tauri-apps/api/window';
 import { isPermissionGranted, onAction, requestPermission, sendNotification } from '@tauri-apps/plugin-notification';
+import chimeUrl from '../../assets/attention.wav?url';
 import { isDesktop } from './index';
 
 /** What the user allowed: `default` until asked; `unsupported` where there is no API. */
@@ -99,5 +100,18 @@ export async function showNotification(n: OsNotification): Promise<boolean> {
   } catch (err) {
     console.warn('could not show a notification', err);
     return false;
+  }
+}
+
+let chime: HTMLAudioElement | null = null;
+
+/** Plays the short bundled chime (a failure, such as autoplay refused, stays silent). */
+export function playSound(): void {
+  try {
+    chime ??= new Audio(chimeUrl);
+    chime.currentTime = 0;
+    void chime.play().catch(() => undefined);
+  } catch {
+    // No audio here.
   }
 }

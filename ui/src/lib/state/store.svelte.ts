@@ -34,7 +34,17 @@ export const DEFAULT_SETTINGS: Settings = {
   theme: 'system',
   locale: '',
   handoffTimeoutMs: 30 * 60 * 1000,
-  notifications: { reviewDone: true, permission: true, loopStopped: true },
+  notifications: {
+    reviewDone: true,
+    permission: true,
+    loopStopped: true,
+    question: true,
+    turnFailed: true,
+    turnFinished: true,
+    reviewStale: true,
+    handoffFailed: true,
+    sound: false,
+  },
   // Until the snapshot says: read-only, with the backend's own list of allowed commands.
   reviewerReadOnly: true,
   reviewerShellAllow: [],
@@ -62,6 +72,9 @@ export interface StoreHooks {
   onPermissionAsked?: (request: PermissionRequest) => void;
   /** A review loop moved on (pushed live). */
   onLoop?: (state: LoopState) => void;
+  /** A session changed, pushed live (not a snapshot or replay), with how it was before: its
+   * attention reasons tell what is new. */
+  onSessionUpserted?: (session: SessionView, before: SessionView | undefined) => void;
 }
 
 type TranscriptChange = Extract<
@@ -334,9 +347,12 @@ export class Store {
       case 'sessionsReset':
         this.resetSessions(change.sessions, change.statuses, change.permissions ?? []);
         break;
-      case 'sessionUpserted':
+      case 'sessionUpserted': {
+        const before = this.sessions.get(change.session.id);
         this.sessions.set(change.session.id, change.session);
+        if (log) this.hooks.onSessionUpserted?.(change.session, before);
         break;
+      }
       case 'sessionRemoved':
         this.sessions.delete(change.sessionId);
         this.statuses.delete(change.sessionId);

@@ -62,6 +62,8 @@ class Ui {
   sidebarOpen: boolean = $state(load(K.sidebarOpen, true));
   showArchived: boolean = $state(load(K.showArchived, false));
   search: string = $state('');
+  /** The sidebar's filter (All, Needs you, Running, Done). */
+  sessionFilter: import('$lib/attention').SessionFilter = $state('all');
   readonly collapsedGroups = new SvelteSet<string>(load<string[]>(K.collapsed, []));
   lastDirectory: string = $state(load(K.lastDirectory, ''));
   recentDirectories: string[] = $state(load<string[]>(K.recentDirectories, []));

@@ -13,6 +13,30 @@ reviewDone: boolean,
  */
 permission: boolean, 
 /**
- * An automatic review loop stopped.
+ * An automatic review loop stopped (or ended).
  */
-loopStopped: boolean, };
+loopStopped: boolean, 
+/**
+ * OpenCode's `question` tool waits for an answer.
+ */
+question: boolean, 
+/**
+ * A session's turn failed.
+ */
+turnFailed: boolean, 
+/**
+ * A turn finished in a session that is no review session while the window was not focused.
+ */
+turnFinished: boolean, 
+/**
+ * The code moved on since a review.
+ */
+reviewStale: boolean, 
+/**
+ * A review handoff failed.
+ */
+handoffFailed: boolean, 
+/**
+ * A short sound plays with each notification.
+ */
+sound: boolean, };

@@ -3,6 +3,7 @@
 //! `flows/` or `requests/`), so [`crate::api_types`] can name them without reaching up.
 
 pub mod comment;
+pub mod attention;
 pub mod findings;
 pub mod flow;
 pub mod loop_record;

@@ -5,6 +5,7 @@
 //! request. Handlers are small `async fn(&Core, Req) -> Result<Res>` in the module of their
 //! domain.
 
+pub mod attention;
 pub mod catalog;
 pub mod changes;
 pub mod comments;
@@ -39,6 +40,7 @@ use crate::flows::cold_review::{ReviewDetail, ReviewProgress};
 use crate::flows::review_loop::LoopState;
 use crate::settings::Settings;
 
+pub use attention::{AnswerQuestion, SeeSessions, WithdrawFindings};
 pub use catalog::{Agents, Commands, Providers};
 pub use changes::{ChangeSet, Changes, Todos};
 pub use comments::{AddComment, CloseComment, ListComments, SendComments};
@@ -165,6 +167,12 @@ requests! {
         Abort(Abort) => () = turns::abort;
         /// Answers a pending permission request.
         ReplyPermission(ReplyPermission) => () = turns::reply_permission;
+        /// The person looks at these sessions: what seeing settles goes from their attention.
+        SeeSessions(SeeSessions) => () = attention::see_sessions;
+        /// Answers (or rejects) a question OpenCode's `question` tool asks.
+        AnswerQuestion(AnswerQuestion) => () = attention::answer_question;
+        /// Accepts the implementer's dispute of findings after a loop stopped: they are withdrawn.
+        WithdrawFindings(WithdrawFindings) => FindingsView = attention::withdraw_findings;
         /// Providers and models for the picker.
         Providers(Providers) => ProviderCatalog = catalog::providers;
         /// Agents for the picker.

@@ -192,11 +192,9 @@ pub async fn abort(core: &Core, req: Abort) -> Result<()> {
 /// or says the request is gone (answered elsewhere, or the turn ended), it is no longer pending.
 pub async fn reply_permission(core: &Core, req: ReplyPermission) -> Result<()> {
     let client = core.client()?;
-    let directory = core.read_store(|s, _| {
-        s.session(&req.session_id)
-            .map(|session| session.directory.clone())
-            .filter(|d| !d.is_empty())
-    });
+    // A session that is gone says so (`SessionNotFound`: its request went with it).
+    let directory = core.known_session(&req.session_id).await?.directory;
+    let directory = Some(directory).filter(|d| !d.is_empty());
     let answered = client
         .reply_permission(
             &req.request_id,

@@ -270,6 +270,8 @@ fn is_session_level(event: &Event) -> bool {
             | Event::SessionIdle { .. }
             | Event::PermissionAsked(_)
             | Event::PermissionReplied { .. }
+            | Event::QuestionAsked(_)
+            | Event::QuestionResolved { .. }
     )
 }
 

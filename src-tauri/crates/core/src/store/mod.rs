@@ -6,10 +6,13 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crosscheck_opencode::shared::IdHash;
-use crosscheck_opencode::{Event, PermissionRequest, Session, SessionStatus};
+use crosscheck_opencode::{Event, PermissionRequest, QuestionRequest, Session, SessionStatus};
+
+use crate::model::attention::AttentionReason;
 
 use crate::api_types::{Change, SessionFailure, TranscriptPage};
 
+mod attention;
 mod loads;
 mod transcripts;
 mod views;
@@ -39,6 +42,12 @@ pub struct Store {
     /// Cold reviews' scratch sessions seen on the event stream: never shown, their status
     /// and deletion events dropped too.
     scratch: HashSet<String>,
+    /// Pending questions (OpenCode's `question` tool): by session, then by request id.
+    questions: BTreeMap<String, BTreeMap<String, QuestionRequest>>,
+    /// When each pending permission or question was first seen here (ms), by request id.
+    asked_at: HashMap<String, i64>,
+    /// Attention marks raised by the attention follower (a finished turn, a stopped loop...).
+    marks: HashMap<String, Vec<AttentionReason>>,
 }
 
 /// Whether a session is a cold review's scratch session (any process's), which no view lists.
@@ -95,6 +104,7 @@ impl Store {
 
     /// Keeps a pending permission request (replacing one with the same id).
     pub fn add_permission(&mut self, request: PermissionRequest) -> Change {
+        self.note_asked(&request.id);
         self.permissions
             .entry(request.session_id.clone())
             .or_default()
@@ -109,6 +119,7 @@ impl Store {
         if by_id.is_empty() {
             self.permissions.remove(session_id);
         }
+        self.asked_at.remove(request_id);
         Some(Change::PermissionResolved {
             session_id: session_id.to_owned(),
             request_id: request_id.to_owned(),
@@ -198,6 +209,8 @@ impl Store {
         self.sessions.remove(id);
         self.statuses.remove(id);
         self.permissions.remove(id);
+        self.questions.remove(id);
+        self.marks.remove(id);
         self.transcripts.remove(id);
         self.errors.remove(id);
         Change::SessionRemoved {
@@ -299,6 +312,11 @@ impl Store {
                 request_id,
                 ..
             } => self.resolve_permission(&session_id, &request_id),
+            Event::QuestionAsked(request) => self.add_question(*request),
+            Event::QuestionResolved {
+                session_id,
+                request_id,
+            } => self.resolve_question(&session_id, &request_id),
             Event::SessionError { session_id, error } => {
                 self.record_session_error(session_id?, error.as_ref())
             }

@@ -16,6 +16,7 @@ impl Store {
                 other_session_id: other.to_owned(),
                 other_exists: self.sessions.contains_key(other),
             }),
+            attention: self.attention_of(&session.id),
             session: session.clone(),
         }
     }

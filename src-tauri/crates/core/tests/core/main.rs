@@ -5,6 +5,7 @@
 
 mod support;
 
+mod attention;
 mod changes;
 mod cold_review;
 mod comments;

@@ -8,7 +8,8 @@ import { store } from '../store.svelte';
 import { toasts } from '../toasts.svelte';
 import { ui } from '../ui.svelte';
 import { reportError } from './call';
-import { loopChanged, notifier, startNotifications } from './notifications';
+import { sessionChanged, startNotifications } from './notifications';
+import { startSeeing } from './attention.svelte';
 import { forgetSession } from './sessions';
 import { markStreamOpen, openTranscript } from './transcripts';
 import { flushOutbox } from './turns';
@@ -27,15 +28,14 @@ export function boot(): () => void {
     onSessionRemoved: (id) => forgetSession(id),
     onSessionError: (id, error) =>
       toasts.push('error', t('session.errorToast', { title: sessionTitle(store.sessions.get(id)) }), error.message),
-    onTurnFinished: (id) => {
-      notifier.turnFinished(id);
+    onTurnFinished: () => {
       // What was typed while the agent worked goes out now.
       void flushOutbox();
     },
-    onPermissionAsked: (request) => notifier.permissionAsked(request),
-    onLoop: (state) => loopChanged(state),
+    onSessionUpserted: (session, before) => sessionChanged(session, before),
   };
   startNotifications();
+  const stopSeeing = startSeeing();
   // The snapshot is fetched once the stream is open, so no change falls between the two. If
   // state was fetched before (or the stream was lost meanwhile), everything is fetched again.
   let fallback: ReturnType<typeof setTimeout> | null = setTimeout(() => {
@@ -59,6 +59,7 @@ export function boot(): () => void {
     },
   );
   return () => {
+    stopSeeing();
     unsubscribe?.();
     unsubscribe = null;
     if (fallback) clearTimeout(fallback);

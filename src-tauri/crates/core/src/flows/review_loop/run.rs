@@ -24,6 +24,7 @@ use crate::error::{Error, Result};
 use crate::findings;
 use crate::flows::now_ms;
 use crate::flows::reply::interrupted;
+use crate::model::attention::AttentionKind;
 use crate::prompts;
 use crate::store::{Store, Transcript};
 use crate::turn::{self, Delivery, Follow, Prompt, Seen, TurnEnd, current_choice};
@@ -745,17 +746,21 @@ impl LoopTask {
         ];
         self.core.read_store(|s, _| {
             for sid in pair {
-                if s.permissions().iter().any(|p| p.session_id == sid) {
-                    return Some(Interrupt::Stop(
-                        StopReason::PermissionWaiting,
-                        "a permission request is waiting for you".into(),
-                    ));
-                }
-                if question_waiting(s, sid) {
-                    return Some(Interrupt::Stop(
-                        StopReason::QuestionWaiting,
-                        "a question is waiting for you".into(),
-                    ));
+                // The session's attention says whether it waits for the person.
+                match s.waits_for_answer(sid) {
+                    Some(AttentionKind::Permission) => {
+                        return Some(Interrupt::Stop(
+                            StopReason::PermissionWaiting,
+                            "a permission request is waiting for you".into(),
+                        ));
+                    }
+                    Some(_) => {
+                        return Some(Interrupt::Stop(
+                            StopReason::QuestionWaiting,
+                            "a question is waiting for you".into(),
+                        ));
+                    }
+                    None => {}
                 }
                 if let Some(t) = s.transcript(sid)
                     && foreign_prompt(t.messages(), &ours, self.state.started_at)
@@ -852,22 +857,5 @@ pub(super) fn foreign_prompt(
             && !m.parts.is_empty()
             && !m.parts.iter().any(|p| p.kind == "compaction")
             && !m.parts.iter().all(|p| p.kind == "text" && p.synthetic)
-    })
-}
-
-/// Whether a `question` tool call waits for the user's answer in the session.
-fn question_waiting(store: &Store, session_id: &str) -> bool {
-    store.transcript(session_id).is_some_and(|t| {
-        t.messages().iter().rev().take(4).any(|m| {
-            m.parts.iter().any(|p| {
-                p.kind == "tool"
-                    && p.tool.as_deref() == Some("question")
-                    && p.state
-                        .as_ref()
-                        .and_then(|s| s.get("status"))
-                        .and_then(|s| s.as_str())
-                        .is_some_and(|s| s == "pending" || s == "running")
-            })
-        })
     })
 }

@@ -1,0 +1,137 @@
+//! Attention as a backend fact, against the fake OpenCode server: each session's view carries
+//! why it needs the person (a permission, a question, a finished turn), looking at the session
+//! settles what seeing settles, a restart does not raise it again, and answering an item whose
+//! session is gone says so.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
+
+use crate::support::{Harness, Reply, SHORT, wait_change};
+use crosscheck_core::api_types::PermissionReplyKind;
+use crosscheck_core::model::attention::AttentionKind;
+use crosscheck_core::{Change, ErrorCode, Request};
+
+/// The kinds of the session's reasons in the snapshot.
+async fn kinds(h: &Harness, session_id: &str) -> Vec<AttentionKind> {
+    let snapshot = h.snapshot().await;
+    let session = snapshot
+        .sessions
+        .iter()
+        .find(|s| s.session.id == session_id)
+        .expect("the session is listed");
+    session.attention.iter().map(|r| r.kind).collect()
+}
+
+fn carries(kind: AttentionKind, session_id: String) -> impl Fn(&Change) -> bool {
+    move |c| {
+        matches!(c, Change::SessionUpserted { session }
+            if session.session.id == session_id && session.attention.iter().any(|r| r.kind == kind))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_turn_is_unread_until_seen_and_stays_seen_after_a_restart() {
+    let mut h = Harness::start().await;
+    let s = h.fake.seed_session("Fix the parser", None);
+    let mut changes = h.core.subscribe();
+    h.fake.script(&s, Reply::text("Fixed."));
+    h.request(Request::SendPrompt(crosscheck_core::requests::SendPrompt {
+        session_id: s.clone(),
+        text: "Fix it".into(),
+        choice: None,
+        attachments: Vec::new(),
+        revert_to: None,
+    }))
+    .await
+    .expect("sent");
+    wait_change(
+        &mut changes,
+        SHORT,
+        "the finished turn",
+        carries(AttentionKind::TurnFinished, s.clone()),
+    )
+    .await;
+    assert_eq!(kinds(&h, &s).await, [AttentionKind::TurnFinished]);
+
+    // Kept across a restart while not seen.
+    h.restart_core().await;
+    assert_eq!(kinds(&h, &s).await, [AttentionKind::TurnFinished]);
+
+    // Looking at it settles it, and a restart does not raise it again.
+    h.request(Request::SeeSessions(
+        crosscheck_core::requests::SeeSessions {
+            session_ids: vec![s.clone()],
+        },
+    ))
+    .await
+    .expect("seen");
+    assert!(kinds(&h, &s).await.is_empty(), "seen: nothing left");
+    h.restart_core().await;
+    assert!(
+        kinds(&h, &s).await.is_empty(),
+        "not raised again after a restart"
+    );
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permissions_and_questions_are_reasons_and_a_gone_session_says_so() {
+    let h = Harness::start().await;
+    let a = h.fake.seed_session("Needs a push", None);
+    let b = h.fake.seed_session("Asks which", None);
+    let mut changes = h.core.subscribe();
+    let per = h.fake.ask_permission(&a, "bash", &["git push origin main"]);
+    wait_change(
+        &mut changes,
+        SHORT,
+        "the permission reason",
+        carries(AttentionKind::Permission, a.clone()),
+    )
+    .await;
+    let snapshot = h.snapshot().await;
+    let view = snapshot
+        .sessions
+        .iter()
+        .find(|v| v.session.id == a)
+        .unwrap();
+    assert_eq!(view.attention[0].words, "bash git push origin main");
+    assert_eq!(view.attention[0].request_id.as_deref(), Some(per.as_str()));
+
+    h.fake.seed_messages(&b, 2, 10);
+    h.fake.ask_question(&b, "Which branch?").expect("asked");
+    wait_change(
+        &mut changes,
+        SHORT,
+        "the question reason",
+        carries(AttentionKind::Question, b.clone()),
+    )
+    .await;
+    let snapshot = h.snapshot().await;
+    let view = snapshot
+        .sessions
+        .iter()
+        .find(|v| v.session.id == b)
+        .unwrap();
+    assert_eq!(view.attention[0].words, "Which branch?");
+    assert_eq!(view.attention[0].questions[0].question, "Which branch?");
+
+    // The session goes while its request is listed: answering says the session is gone.
+    h.fake.remove_session_silently(&a);
+    let mut h = h;
+    h.restart_core().await;
+    let err = h
+        .request(Request::ReplyPermission(
+            crosscheck_core::requests::ReplyPermission {
+                session_id: a.clone(),
+                request_id: per,
+                reply: PermissionReplyKind::Once,
+            },
+        ))
+        .await
+        .expect_err("the session is gone");
+    assert_eq!(err.code, ErrorCode::NotFound);
+    assert!(
+        err.message.contains(&a),
+        "it names the session: {}",
+        err.message
+    );
+    h.stop().await;
+}

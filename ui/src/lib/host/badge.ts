@@ -1,0 +1,34 @@
+// The count of items that need the person, on the window title and the desktop's badge:
+// Tauri's `setBadgeCount` in the desktop window (where the platform has a badge), the Badging
+// API in an installed web app; nothing where neither exists.
+
+import { getCurrentWindow } from '@tauri-apps/api/window';
+import { isDesktop } from './index';
+
+/** Shows `count` on the badge (none at 0). */
+export function setBadgeCount(count: number): void {
+  try {
+    if (isDesktop) {
+      void getCurrentWindow()
+        .setBadgeCount(count > 0 ? count : undefined)
+        .catch(() => undefined);
+      return;
+    }
+    const nav = navigator as Navigator & { setAppBadge?: (n?: number) => Promise<void>; clearAppBadge?: () => Promise<void> };
+    if (count > 0) void nav.setAppBadge?.(count).catch(() => undefined);
+    else void nav.clearAppBadge?.().catch(() => undefined);
+  } catch {
+    // No badge here.
+  }
+}
+
+/** Puts the count in front of the window title (`(3) Crosscheck`). */
+export function setTitleCount(base: string, count: number): void {
+  const title = count > 0 ? `(${count}) ${base}` : base;
+  if (isDesktop) {
+    void getCurrentWindow()
+      .setTitle(title)
+      .catch(() => undefined);
+  }
+  if (typeof document !== 'undefined') document.title = title;
+}

@@ -1,0 +1,93 @@
+// The attention reasons at work in the UI: telling the backend which sessions the person looks
+// at (so what seeing settles goes), the count in the window title and badge, the key that
+// jumps to the next item, and answering permissions and questions from the "Needs you" list.
+
+import { nextItem, needsYouItems, type NeedsYouItem } from '$lib/attention';
+import { HostError, invoke } from '$lib/host';
+import { setBadgeCount, setTitleCount } from '$lib/host/badge';
+import { t, tError } from '$lib/i18n/index.svelte';
+import type { PermissionReplyKind } from '$lib/types/PermissionReplyKind';
+import { store } from '../store.svelte';
+import { toasts } from '../toasts.svelte';
+import { ui } from '../ui.svelte';
+import { selectSession } from './sessions';
+
+/** Whether the window has the keyboard focus (kept current by focus and blur events). */
+const focus = $state({ value: typeof document !== 'undefined' && document.hasFocus() });
+
+/** The sessions the person looks at now: the centre and the panel's active session, while the
+ * window is focused. */
+function lookedAt(): string[] {
+  if (!focus.value) return [];
+  const ids = new Set<string>();
+  if (ui.selectedSessionId) ids.add(ui.selectedSessionId);
+  const tab = ui.panelOpen ? store.activeTab : null;
+  if (tab?.startsWith('session:')) ids.add(tab.slice('session:'.length));
+  return [...ids].filter((id) => store.sessions.has(id));
+}
+
+/** Every item of the "Needs you" list, newest first. */
+export function items(): NeedsYouItem[] {
+  return needsYouItems(store.sessions.values());
+}
+
+/** Starts telling the backend what is looked at, and the title and badge count; returns the
+ * function that stops it. */
+export function startSeeing(): () => void {
+  const onFocus = () => (focus.value = document.hasFocus());
+  window.addEventListener('focus', onFocus);
+  window.addEventListener('blur', onFocus);
+  const stopEffects = $effect.root(() => {
+    $effect(() => {
+      const ids = lookedAt();
+      // Seen again whenever one of them gets a reason that seeing settles.
+      const unread = ids.map((id) => (store.sessions.get(id)?.attention ?? []).map((r) => `${r.kind}:${r.since}`).join(','));
+      if (ids.length === 0 || !store.ready) return;
+      void unread;
+      void invoke({ cmd: 'seeSessions', sessionIds: ids }).catch(() => undefined);
+    });
+    $effect(() => {
+      const count = store.ready ? items().length : 0;
+      setTitleCount(t('app.name'), count);
+      setBadgeCount(count);
+    });
+  });
+  return () => {
+    window.removeEventListener('focus', onFocus);
+    window.removeEventListener('blur', onFocus);
+    stopEffects();
+  };
+}
+
+/** Opens the session of the next item after the one shown (the key that jumps). */
+export function jumpToNextItem(): boolean {
+  const item = nextItem(items(), ui.selectedSessionId);
+  if (!item) return false;
+  selectSession(item.session.id);
+  return true;
+}
+
+/** A failure answering an item: a session that is gone says so. */
+function reportAnswer(err: unknown, sessionId: string): void {
+  const e = HostError.from(err);
+  const gone = e.code === 'not_found' && e.message.includes(sessionId);
+  toasts.push('error', gone ? t('needsYou.sessionGone') : tError(e.code), e.message);
+}
+
+/** Answers a permission from the list. */
+export async function answerPermission(sessionId: string, requestId: string, reply: PermissionReplyKind): Promise<void> {
+  try {
+    await invoke({ cmd: 'replyPermission', sessionId, requestId, reply });
+  } catch (err) {
+    reportAnswer(err, sessionId);
+  }
+}
+
+/** Answers a question from the list (`null` dismisses it). */
+export async function answerQuestion(sessionId: string, requestId: string, answers: string[][] | null): Promise<void> {
+  try {
+    await invoke({ cmd: 'answerQuestion', sessionId, requestId, ...(answers ? { answers } : {}) });
+  } catch (err) {
+    reportAnswer(err, sessionId);
+  }
+}
