@@ -150,6 +150,7 @@ test('each review sits under its implementer, indented', { timeout: 60_000 }, as
     assert.ok(i >= 0, `${original.id} listed`);
     assert.equal(order[i + 1], `>${review.id}`, `review under its implementer: ${order}`);
   }
+  await sleep(1000);
   await screenshot(page, 'sidebar-pairs');
 });
 
@@ -205,5 +206,45 @@ test('Ctrl+K finds a line in a transcript not loaded yet and names the session i
   // The title does not match: the row is there for its transcript.
   assert.equal(await page.locator(sel.item(quiet.id)).count(), 0, 'sessions matching nothing are filtered out');
   await screenshot(page, 'sidebar-transcript-search');
+  assert.deepEqual(pageErrors, []);
+});
+
+test('a review loop that ends clean shows its chip on the pair, and the handoff opens the review as the follow tab', { timeout: 4 * 60_000 }, async () => {
+  // Clear the search of the test before.
+  await page.locator('[data-testid="session-search"]').fill('');
+  const original = await session('Greeter');
+  ms.script([
+    { text: 'HANDOFF: greet() now takes a name; tests added.' },
+    { text: 'Checked the change and its tests.\n\nFINDINGS\nVERDICT: CLEAN' },
+  ]);
+  await page.locator(`${sel.item(original.id)} .main`).click({ timeout: WAIT });
+  const input = page.locator(`${sel.mainChat(original.id)} [data-testid="composer-input"]`);
+  await input.waitFor({ state: 'visible', timeout: WAIT });
+  await input.click();
+  await input.fill('/handoff-review');
+  const menu = page.locator(`${sel.mainChat(original.id)} [data-testid="command-menu"]`);
+  await menu.waitFor({ state: 'visible', timeout: WAIT });
+  await menu.locator('[data-testid="command-item"][data-name="handoff-review"]').click({ timeout: WAIT });
+  await until(async () => (await input.inputValue()).trim() === '/handoff-review', 'the picked command');
+  await input.press('Enter');
+  const dialog = page.locator('[data-testid="handoff-dialog"]');
+  await dialog.waitFor({ state: 'visible', timeout: WAIT });
+  await dialog.getByLabel('Automatic review loop').check();
+  await dialog.locator('[data-testid="handoff-start"]').click({ timeout: WAIT });
+  await dialog.waitFor({ state: 'detached', timeout: WAIT });
+
+  const chip = page.locator(`${sel.item(original.id)} [data-testid="loop-chip"]`);
+  await chip.waitFor({ state: 'visible', timeout: 2 * WAIT });
+  assert.equal(await chip.getAttribute('data-reason'), 'clean');
+  const order = await rows();
+  const i = order.indexOf(original.id);
+  const reviewId = order[i + 1]?.slice(1);
+  assert.ok(order[i + 1]?.startsWith('>'), `the new review sits under its implementer: ${order}`);
+  // The handoff's review opened as the follow tab, not as one more pinned tab.
+  const follow = page.locator('[data-testid="context-tab"][data-follows="true"]');
+  await until(async () => (await follow.getAttribute('data-key').catch(() => null)) === `session:${reviewId}`, 'the review as the follow tab');
+  await page.mouse.move(900, 400);
+  await sleep(500);
+  await screenshot(page, 'sidebar-pairs-chips');
   assert.deepEqual(pageErrors, []);
 });
