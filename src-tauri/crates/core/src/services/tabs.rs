@@ -34,10 +34,9 @@ pub(crate) fn show_partner_tab(core: &Core, of: &str, tab: Tab) -> Result<()> {
 }
 
 /// Follows a selection: `main` is shown in the main view, the follow tab shows `partner` (or
-/// goes when it has none).
+/// goes when it has none). A panel the person closed stays closed (its content still follows).
 pub(crate) fn show_pair(core: &Core, main: &str, partner: Option<Tab>) -> Result<()> {
-    let reveal = partner.is_some();
-    change_tabs(core, reveal, |saved| follow_partner(saved, main, partner))
+    change_tabs(core, false, |saved| follow_partner(saved, main, partner))
 }
 
 /// Reads the saved tabs, changes them, saves them and pushes the result.
