@@ -126,12 +126,13 @@ test: lint test-rust test-ui test-e2e test-desktop test-install
 
 bench: ui opencode
 	$(CARGO) build --release -p crosscheck-cli --bins --examples
-	$(CARGO) build --release -p crosscheck-core --example stream_bench --example older_pages_bench
+	$(CARGO) build --release -p crosscheck-core --example stream_bench --example older_pages_bench --example search_bench
 	$(CARGO) build --release -p crosscheck-opencode --example parse_bench
 	$(CARGO) build --release -p crosscheck-desktop --features custom-protocol
 	"$(CARGO_TARGET_DIR)/release/examples/parse_bench"
 	"$(CARGO_TARGET_DIR)/release/examples/gate_overhead" "$(CARGO_TARGET_DIR)/release/crosscheck" 50
 	"$(CARGO_TARGET_DIR)/release/examples/older_pages_bench"
+	"$(CARGO_TARGET_DIR)/release/examples/search_bench"
 	cd tests && CROSSCHECK_STREAM_BENCH="$(CARGO_TARGET_DIR)/release/examples/stream_bench" node bench/event-stream.bench.mjs 200000
 	cd tests && node bench/first-frame.bench.mjs 5
 	cd tests && CROSSCHECK_BIN="$(CARGO_TARGET_DIR)/release/crosscheck" node bench/handoff.bench.mjs 20

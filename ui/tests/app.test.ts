@@ -108,13 +108,16 @@ beforeAll(async () => {
 afterAll(() => unmount(app));
 
 describe('App', () => {
-  it('shows the connection and the sessions grouped by directory, newest first', () => {
+  it('shows the connection and the sessions grouped by directory, newest first, each review under its implementer', () => {
     const status = $('[data-testid="server-status"]')!;
     expect(status.dataset.state).toBe('ready');
     expect(status.title).toContain('1.18.33');
     const groups = $$('[data-testid="session-group"]');
     expect(groups.map((g) => g.dataset.directory)).toEqual(['/home/dev/proj', '/home/dev/other']);
-    expect($$('[data-testid="session-item"]').map((e) => e.dataset.sessionId)).toEqual(['ses_rev', 'ses_impl', 'ses_other']);
+    // The review (newer) sits under its implementer, indented, not above it.
+    expect($$('[data-testid="session-item"]').map((e) => e.dataset.sessionId)).toEqual(['ses_impl', 'ses_rev', 'ses_other']);
+    expect($('[data-session-id="ses_rev"]')!.dataset.depth).toBe('1');
+    expect($('[data-session-id="ses_impl"]')!.dataset.depth).toBe('0');
     expect($('[data-session-id="ses_rev"] [data-testid="review-badge"]')).not.toBeNull();
     expect($('[data-session-id="ses_impl"] [data-testid="review-badge"]')).toBeNull();
     expect(document.documentElement.dataset.theme).toBe('light');

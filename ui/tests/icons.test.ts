@@ -15,7 +15,8 @@ describe('icon sprite', () => {
     const names = [
       'arrow-left-right', 'copy', 'check', 'x', 'plus', 'search', 'settings', 'trash', 'archive', 'pencil',
       'panel-right', 'send', 'stop', 'chevron-down', 'chevron-right', 'alert', 'spinner', 'review', 'refresh', 'info',
-      'undo', 'fork', 'paperclip', 'file',
+      'undo', 'fork', 'paperclip', 'file', 'link', 'provider-anthropic', 'provider-openai', 'provider-google',
+      'provider-other',
     ];
     for (const name of names) expect(sprite).toMatch(new RegExp(`<symbol id="i-${name}" viewBox="0 0 24 24"`));
     // No inline styles: the sprite is inlined into the page, which may run under a strict CSP.

@@ -16,8 +16,8 @@ export function suggestWorktreeName(title: string): string {
 }
 
 /** A sidebar group with where it works. */
-export interface PlacedGroup {
-  group: SessionGroup;
+export interface PlacedGroup<G extends { directory: string } = SessionGroup> {
+  group: G;
   place: Workplace | undefined;
   /** The repository heading to show above this group (the first group of a repository). */
   heading: string | null;
@@ -25,8 +25,11 @@ export interface PlacedGroup {
 
 /** The groups with those of one repository together: the main checkout first, then its
  * worktrees; repositories keep the order of their newest group. */
-export function orderByRepository(groups: SessionGroup[], places: Map<string, Workplace>): PlacedGroup[] {
-  const byRepo = new Map<string, PlacedGroup[]>();
+export function orderByRepository<G extends { directory: string }>(
+  groups: readonly G[],
+  places: Map<string, Workplace>,
+): PlacedGroup<G>[] {
+  const byRepo = new Map<string, PlacedGroup<G>[]>();
   const order: string[] = [];
   for (const group of groups) {
     const place = places.get(group.directory);
@@ -39,7 +42,7 @@ export function orderByRepository(groups: SessionGroup[], places: Map<string, Wo
     }
     list.push({ group, place, heading: null });
   }
-  const out: PlacedGroup[] = [];
+  const out: PlacedGroup<G>[] = [];
   for (const repo of order) {
     const list = byRepo.get(repo) ?? [];
     list.sort((a, b) => Number(!!a.place?.worktree) - Number(!!b.place?.worktree));

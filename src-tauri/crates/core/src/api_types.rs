@@ -253,6 +253,9 @@ pub struct Snapshot {
     /// Key of the active context tab.
     #[ts(optional)]
     pub active_tab: Option<String>,
+    /// Key of the tab that follows the selected session (its partner), if one does.
+    #[ts(optional)]
+    pub follow_tab: Option<String>,
     /// Flows running or recently ended.
     pub flows: Vec<FlowState>,
     /// The last error of sessions whose last turn failed.
@@ -471,11 +474,19 @@ pub enum Change {
         active: Option<String>,
         /// Whether the panel should be shown (a tab was opened or activated).
         reveal: bool,
+        /// Key of the tab that follows the selected session (its partner); the others are pinned.
+        #[ts(optional)]
+        follow: Option<String>,
     },
     /// The review ledger changed (a review here, or a gate in another process): its newest rows.
     Ledger {
         /// The newest rows, most recently updated first.
         entries: Vec<LedgerEntry>,
+    },
+    /// A transcript search moved on (a session read, or it finished).
+    Search {
+        /// What it found so far.
+        progress: crate::search::SearchProgress,
     },
     /// An in-app cold review moved on (started, done, failed).
     Review {

@@ -101,6 +101,8 @@ pub(crate) struct Inner {
     /// a malformed event): equal counts before and after a wait mean the store saw every event
     /// in between.
     pub stream_gaps: std::sync::atomic::AtomicU64,
+    /// The running transcript search's number.
+    pub searches: crate::search::Searches,
 }
 
 /// A handle to the running core; cheap to clone.
@@ -165,6 +167,7 @@ impl Core {
                 managed_folder: Mutex::new(None),
                 review: engine,
                 running_reviews: Mutex::new(HashMap::new()),
+                searches: crate::search::Searches::default(),
                 stream_gaps: std::sync::atomic::AtomicU64::new(0),
             }),
         };
@@ -429,6 +432,7 @@ impl Core {
             settings: self.settings(),
             tabs: saved.tabs,
             active_tab: saved.active,
+            follow_tab: saved.follow,
             flows: self.inner.flows.list(),
             session_errors,
         }
@@ -523,6 +527,11 @@ impl Core {
         &self,
     ) -> std::sync::MutexGuard<'_, HashMap<String, ReviewProgress>> {
         lock(&self.inner.running_reviews)
+    }
+
+    /// The transcript searches' numbers (a new one stops the older one).
+    pub(crate) fn searches(&self) -> &crate::search::Searches {
+        &self.inner.searches
     }
 
     pub(crate) fn push_task(&self, task: tokio::task::JoinHandle<()>) {

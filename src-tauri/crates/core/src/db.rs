@@ -26,6 +26,13 @@ pub struct SavedTabs {
     pub tabs: Vec<Tab>,
     /// Active tab key.
     pub active: Option<String>,
+    /// Key of the tab that follows the main view (the selected session's partner); every
+    /// other tab was pinned by the person or a flow.
+    #[serde(default)]
+    pub follow: Option<String>,
+    /// The session the main view shows (the last one selected), which the panel never shows.
+    #[serde(default)]
+    pub main: Option<String>,
 }
 
 impl Db {
@@ -199,6 +206,7 @@ mod tests {
             db.set_tabs(&SavedTabs {
                 tabs: vec![Tab::session("ses_1", "/p", "One")],
                 active: Some("session:ses_1".into()),
+                ..SavedTabs::default()
             })
             .expect("tabs");
             db.set_prompt_override("a", Some("x {{y}}"))

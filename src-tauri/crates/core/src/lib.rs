@@ -24,6 +24,7 @@ mod replay;
 pub mod report;
 pub mod requests;
 pub mod review_pin;
+pub mod search;
 mod services;
 pub mod settings;
 pub mod store;

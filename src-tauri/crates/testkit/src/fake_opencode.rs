@@ -442,6 +442,22 @@ impl FakeOpencode {
         ids_out
     }
 
+    /// Adds one finished message with one text part to a session directly (no events); its id.
+    pub fn seed_text(&self, session_id: &str, role: &str, text: &str) -> String {
+        let now = now_ms();
+        let id = ids::message_id();
+        let info = json!({"id": id, "sessionID": session_id, "role": role, "time": {"created": now, "completed": now}});
+        let part = json!({"id": ids::part_id(), "sessionID": session_id, "messageID": id, "type": "text", "text": text});
+        let mut st = self.shared.lock();
+        let list = st.messages.entry(session_id.to_owned()).or_default();
+        list.push(StoredMessage {
+            info,
+            parts: vec![part],
+        });
+        list.sort_by(|a, b| a.info["id"].as_str().cmp(&b.info["id"].as_str()));
+        id
+    }
+
     /// Removes a session directly (not a recorded request), emitting `session.deleted`.
     pub fn remove_session(&self, id: &str) {
         let mut st = self.shared.lock();

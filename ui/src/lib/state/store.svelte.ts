@@ -28,6 +28,7 @@ import type { TransferRecord } from '$lib/types/TransferRecord';
 import type { Todo } from '$lib/types/Todo';
 import type { OlderPage } from '$lib/types/OlderPage';
 import type { TranscriptPage } from '$lib/types/TranscriptPage';
+import type { SearchProgress } from '$lib/types/SearchProgress';
 import { Transcript, type PartView } from './transcript.svelte';
 
 export const DEFAULT_SETTINGS: Settings = {
@@ -115,6 +116,10 @@ export class Store {
   settings: Settings = $state.raw(DEFAULT_SETTINGS);
   tabs: Tab[] = $state.raw([]);
   activeTab: string | null = $state(null);
+  /** The newest transcript search's progress (Ctrl+K inside transcripts). */
+  search: SearchProgress | null = $state.raw(null);
+  /** Key of the tab that follows the selected session (its partner); the others are pinned. */
+  followTab: string | null = $state(null);
   readonly flows = new SvelteMap<string, FlowView>();
   /** In-app cold reviews seen since the UI started, by run id. */
   readonly reviews = new SvelteMap<string, ReviewProgress>();
@@ -246,7 +251,7 @@ export class Store {
       if (error) this.sessionErrors.set(id, error);
     }
     this.settings = snapshot.settings;
-    this.applyTabs(snapshot.tabs, snapshot.activeTab ?? null);
+    this.applyTabs(snapshot.tabs, snapshot.activeTab ?? null, snapshot.followTab ?? null);
     const keep = new Set<string>();
     for (const flow of snapshot.flows) {
       keep.add(flow.id);
@@ -394,8 +399,11 @@ export class Store {
         this.upsertFlow(change.flow);
         break;
       case 'tabs':
-        this.applyTabs(change.tabs, change.active ?? null);
+        this.applyTabs(change.tabs, change.active ?? null, change.follow ?? null);
         if (change.reveal) this.hooks.onTabsRevealed?.();
+        break;
+      case 'search':
+        this.applySearch(change.progress);
         break;
       case 'ledger':
         this.ledger = change.entries;
@@ -519,11 +527,20 @@ export class Store {
     this.flows.set(flow.id, { flow, endedAt: ended ? (prev?.endedAt ?? this.now()) : null });
   }
 
+  // ---- search -------------------------------------------------------------------------------
+
+  /** A search's progress; an older search's is dropped. */
+  applySearch(progress: SearchProgress): void {
+    if (this.search && progress.searchId < this.search.searchId) return;
+    this.search = progress;
+  }
+
   // ---- tabs ---------------------------------------------------------------------------------
 
   /** The backend's tabs, as pushed; the active one falls back to the first. */
-  private applyTabs(tabs: Tab[], active: string | null): void {
+  private applyTabs(tabs: Tab[], active: string | null, follow: string | null = null): void {
     this.tabs = dedupeTabs(tabs);
+    this.followTab = follow && this.tabs.some((t) => t.dedupeKey === follow) ? follow : null;
     this.activeTab = active && this.tabs.some((t) => t.dedupeKey === active) ? active : (this.tabs[0]?.dedupeKey ?? null);
   }
 

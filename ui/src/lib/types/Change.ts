@@ -11,6 +11,7 @@ import type { Part } from "./Part";
 import type { PermissionRequest } from "./PermissionRequest";
 import type { ReviewPin } from "./ReviewPin";
 import type { ReviewProgress } from "./ReviewProgress";
+import type { SearchProgress } from "./SearchProgress";
 import type { SessionFailure } from "./SessionFailure";
 import type { SessionStatus } from "./SessionStatus";
 import type { SessionView } from "./SessionView";
@@ -139,11 +140,19 @@ active?: string,
 /**
  * Whether the panel should be shown (a tab was opened or activated).
  */
-reveal: boolean, } | { "type": "ledger", 
+reveal: boolean, 
+/**
+ * Key of the tab that follows the selected session (its partner); the others are pinned.
+ */
+follow?: string, } | { "type": "ledger", 
 /**
  * The newest rows, most recently updated first.
  */
-entries: Array<LedgerEntry>, } | { "type": "review", 
+entries: Array<LedgerEntry>, } | { "type": "search", 
+/**
+ * What it found so far.
+ */
+progress: SearchProgress, } | { "type": "review", 
 /**
  * Its progress.
  */

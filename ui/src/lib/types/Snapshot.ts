@@ -45,6 +45,10 @@ tabs: Array<Tab>,
  */
 activeTab?: string, 
 /**
+ * Key of the tab that follows the selected session (its partner), if one does.
+ */
+followTab?: string, 
+/**
  * Flows running or recently ended.
  */
 flows: Array<FlowState>, 

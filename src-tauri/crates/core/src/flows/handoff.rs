@@ -303,8 +303,9 @@ impl Flow {
         };
         // Sent: from here on the review session is the handoff's result, kept whatever happens.
         self.created_review = None;
-        crate::services::tabs::show_tab(
+        crate::services::tabs::show_partner_tab(
             &core,
+            &original.id,
             Tab::session(&review.id, &review.directory, &review.title),
         )?;
         if let Some(options) = review_loop {

@@ -166,8 +166,9 @@ pub(crate) async fn deliver(core: &Core, out: Outgoing<'_>) -> Result<TransferRe
         transfer: record.clone(),
     });
     if direction == TransferDirection::ToReviewer {
-        crate::services::tabs::show_tab(
+        crate::services::tabs::show_partner_tab(
             core,
+            out.source_session_id,
             Tab::session(&target.id, &target.directory, &target.title),
         )?;
     }

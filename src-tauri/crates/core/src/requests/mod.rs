@@ -15,6 +15,7 @@ pub mod history;
 pub mod prompts;
 pub mod review_loop;
 pub mod reviews;
+pub mod search;
 pub mod server;
 pub mod sessions;
 pub mod settings;
@@ -54,7 +55,7 @@ pub use review_loop::{ListFindings, LoopSettings, ReviewReport, StartLoop, StopL
 pub use reviews::{ColdReview, GetReview, ListReviews, SetReviewerSettings};
 pub use server::AttachServer;
 pub use sessions::{ArchiveSession, CreateSession, DeleteSession, RenameSession};
-pub use settings::{ActivateTab, CloseTab, MoveTab, OpenTab, SetSettings};
+pub use settings::{ActivateTab, CloseTab, MoveTab, OpenTab, SetSettings, ShowPair};
 pub use transcripts::{CloseSession, LoadOlder, OpenSession};
 pub use turns::{Abort, CommandStarted, ReplyPermission, RunCommand, SendPrompt};
 pub use worktrees::{
@@ -189,6 +190,11 @@ requests! {
         ActivateTab(ActivateTab) => () = settings::activate_tab;
         /// Moves a context panel tab to another place.
         MoveTab(MoveTab) => () = settings::move_tab;
+        /// Searches inside transcripts: the held ones at once, the others read in the background
+        /// (`Search` changes); answers what the held ones matched.
+        SearchTranscripts(search::SearchTranscripts) => crate::search::SearchProgress = search::search_transcripts;
+        /// Shows a session in the main view and its partner in the panel's follow tab.
+        ShowPair(ShowPair) => () = settings::show_pair_of;
         /// Overrides a prompt template.
         SetPrompt(SetPrompt) => PromptTemplate = prompts::set;
         /// Resets a prompt template to its default.

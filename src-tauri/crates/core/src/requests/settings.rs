@@ -6,7 +6,7 @@ use ts_rs::TS;
 
 use crate::core::Core;
 use crate::error::{Error, Result};
-use crate::services::tabs::{change_tabs, show_tab};
+use crate::services::tabs::{change_tabs, show_pair, show_tab};
 use crate::settings::{Settings, Tab};
 
 /// Fields of [`Request::SetSettings`](super::Request::SetSettings).
@@ -43,6 +43,15 @@ pub struct CloseTab {
 pub struct ActivateTab {
     /// Key of the tab to show.
     pub key: String,
+}
+
+/// Fields of [`Request::ShowPair`](super::Request::ShowPair).
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct ShowPair {
+    /// The session the person selected: the main view shows it, the panel its partner.
+    pub session_id: String,
 }
 
 /// Fields of [`Request::MoveTab`](super::Request::MoveTab).
@@ -98,6 +107,18 @@ pub async fn activate_tab(core: &Core, req: ActivateTab) -> Result<()> {
             saved.active = Some(req.key.clone());
         }
     })
+}
+
+/// The pair view: the main view shows the selected session and the panel's follow tab its
+/// partner (the other side of its review link, when that session exists).
+pub async fn show_pair_of(core: &Core, req: ShowPair) -> Result<()> {
+    let partner = core.read_store(|store, _| {
+        let session = store.session(&req.session_id)?;
+        let link = store.view(session).link?;
+        let other = store.session(&link.other_session_id)?;
+        Some(Tab::session(&other.id, &other.directory, &other.title))
+    });
+    show_pair(core, &req.session_id, partner)
 }
 
 /// Moves a tab.

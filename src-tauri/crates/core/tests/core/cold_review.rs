@@ -209,7 +209,7 @@ async fn slash_cold_review_reviews_the_latest_assistant_reply_and_records_it() {
     // The Reviews tab opened, and a notice tells the outcome.
     assert!(run.changes.iter().any(|c| matches!(
         c,
-        Change::Tabs { tabs, active, reveal: true }
+        Change::Tabs { tabs, active, reveal: true, .. }
             if active.as_deref() == Some("reviews")
                 && tabs.iter().any(|t| t.mode == TabMode::Reviews && t.dedupe_key == "reviews")
     )));

@@ -8,8 +8,8 @@ import { setDraft } from '../drafts';
 import { store } from '../store.svelte';
 import { toasts } from '../toasts.svelte';
 import type { MessageView } from '../transcript.svelte';
-import { ui } from '../ui.svelte';
 import { call } from './call';
+import { selectSession } from './sessions';
 
 function keep(session: SessionView): void {
   if (session?.id) store.sessions.set(session.id, session);
@@ -35,7 +35,7 @@ export async function forkFrom(sessionId: string, message: MessageView): Promise
   const session = await call({ cmd: 'forkSession', sessionId, ...(messageId ? { messageId } : {}) });
   if (!store.sessions.has(session.id)) store.sessions.set(session.id, session);
   if (message.info.role === 'user') setDraft(session.id, message.visibleText());
-  ui.select(session.id);
+  selectSession(session.id);
   toasts.push('success', t('history.forked'));
   return session;
 }

@@ -9,9 +9,11 @@ import { call } from './call';
 import { changesTabKey } from './changes';
 import { sessionTabKey } from './tabs';
 
-/** Shows a session in the main area (null: none). */
+/** Shows a session in the main area (null: none) and, in the pair view, its partner in the
+ * side panel: the backend moves the panel's follow tab (ADR: it owns the tabs). */
 export function selectSession(sessionId: string | null): void {
   ui.select(sessionId);
+  if (sessionId) call({ cmd: 'showPair', sessionId }).catch(() => undefined);
 }
 
 /** Creates a session in a folder and selects it. Failures are thrown, not shown: the dialog
@@ -21,7 +23,7 @@ export async function createSession(directory: string, title?: string): Promise<
   ui.rememberDirectory(session?.directory || directory);
   if (session?.id) {
     if (!store.sessions.has(session.id)) store.sessions.set(session.id, session);
-    ui.select(session.id);
+    selectSession(session.id);
   }
   return session;
 }

@@ -26,9 +26,11 @@ export function sessionTab(session: Session): Tab {
 /** Key of the (single) Reviews tab. */
 export const REVIEWS_TAB_KEY = 'reviews';
 
-/** Opens a session in the context panel. */
+/** Opens (pins) a session in the context panel. The main view's own session moves there: the
+ * same session is never open twice. */
 export function openInPanel(session: Session): void {
   ui.setPanelOpen(true);
+  if (ui.selectedSessionId === session.id) ui.select(null);
   call({ cmd: 'openTab', tab: sessionTab(session) }).catch(() => undefined);
 }
 

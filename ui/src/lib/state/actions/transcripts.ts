@@ -40,6 +40,18 @@ export function releaseTranscript(sessionId: string): void {
   }
   refs.delete(sessionId);
   recent.push(sessionId);
+  // After the views being torn down in this update are gone: the pair view swaps the main view
+  // and the panel at once, and dropping a transcript mid-update let a closing view read it.
+  if (!trimQueued) {
+    trimQueued = true;
+    setTimeout(trimRecent, 0);
+  }
+}
+
+let trimQueued = false;
+
+function trimRecent(): void {
+  trimQueued = false;
   while (recent.length > KEEP_RECENT) {
     const evict = recent.shift();
     if (evict === undefined || refs.has(evict)) continue;

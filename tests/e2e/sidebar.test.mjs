@@ -1,0 +1,250 @@
+// The pair view and the calm sidebar (issue 23 items 4 and 5), end to end in headless Chromium
+// against real OpenCode and the scripted model server: the side panel follows a click in the
+// sidebar, rows hold still under the pointer while a busy session finishes, each review sits
+// under its implementer, and Ctrl+K finds a line inside a transcript not loaded yet while naming
+// the session whose transcript the server failed to send (through a proxy that fails that read).
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { after, before, test } from 'node:test';
+import { launchBrowser, screenshot } from '../support/browser.mjs';
+import { startCrosscheck } from '../support/crosscheck.mjs';
+import { subscribeEvents } from '../support/events.mjs';
+import { startModelServer } from '../support/model-server.mjs';
+import { startOpencode } from '../support/opencode.mjs';
+import { newRecordedPage, sleep, until as untilCondition } from '../support/page.mjs';
+
+const PASSWORD = 'e2e-secret';
+const WAIT = 60_000;
+
+let ms;
+let oc;
+let proxy;
+let cc;
+let browser;
+let page;
+let pageErrors = [];
+let events;
+/** Session ids whose `GET /session/:id/message` the proxy answers 500. */
+const failReads = new Set();
+
+/** A pass-through proxy to OpenCode (the event stream too) that fails the reads it is told to. */
+function startProxy(target) {
+  const up = new URL(target);
+  const server = http.createServer((req, res) => {
+    const m = /^\/session\/([^/?]+)\/message(?:\?|$)/.exec(req.url ?? '');
+    if (req.method === 'GET' && m && failReads.has(decodeURIComponent(m[1]))) {
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ name: 'UnknownError', data: { message: 'storage read failed' } }));
+      req.resume();
+      return;
+    }
+    const out = http.request(
+      { host: up.hostname, port: up.port, path: req.url, method: req.method, headers: { ...req.headers, host: up.host } },
+      (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      },
+    );
+    out.on('error', () => res.destroy());
+    req.pipe(out);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${server.address().port}` })));
+}
+
+before(async () => {
+  ms = await startModelServer();
+  oc = await startOpencode({ modelUrl: ms.url, password: PASSWORD });
+  proxy = await startProxy(oc.url);
+  cc = await startCrosscheck({ opencodeUrl: proxy.url, password: PASSWORD });
+  browser = await launchBrowser({ viewport: { width: 1400, height: 860 } });
+  ({ page, pageErrors } = await newRecordedPage(browser));
+  events = await subscribeEvents(oc.url, { headers: oc.authHeaders });
+});
+
+after(async () => {
+  events?.close?.();
+  await browser?.close();
+  await cc?.stop();
+  await new Promise((r) => (proxy ? proxy.server.close(() => r()) : r()));
+  proxy?.server.closeAllConnections?.();
+  await oc?.dispose();
+  await ms?.close();
+});
+
+const until = (probe, what, timeoutMs = WAIT) => untilCondition(probe, what, timeoutMs);
+const sel = {
+  item: (id) => `[data-testid="session-item"][data-session-id="${id}"]`,
+  panelChat: (id) => `[data-testid="context-panel"] [data-testid="chat"][data-session-id="${id}"]`,
+  mainChat: (id) => `main [data-testid="chat"][data-session-id="${id}"]`,
+};
+
+/** Sends a prompt through OpenCode's API and waits for the turn to end. */
+async function prompt(id, text) {
+  const idle = events.waitForIdle(id);
+  await oc.fetch(`/session/${id}/prompt_async`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ parts: [{ type: 'text', text }] }),
+  });
+  await idle;
+}
+
+async function session(title, metadata) {
+  return oc.json('/session', { method: 'POST', body: { title, ...(metadata ? { metadata } : {}) } });
+}
+
+/** A linked pair made through OpenCode's API. */
+async function linkedPair(title) {
+  const original = await session(title);
+  const review = await session(`Review: ${title}`, { openchamber: { kind: 'review', originalSessionID: original.id } });
+  await oc.json(`/session/${original.id}`, { method: 'PATCH', body: { metadata: { openchamber: { reviewSessionID: review.id } } } });
+  return { original, review };
+}
+
+/** Sidebar row ids in screen order, with the indent of each. */
+const rows = () =>
+  page.$$eval('[data-testid="session-item"]', (els) => els.map((e) => `${e.dataset.depth === '1' ? '>' : ''}${e.dataset.sessionId}`));
+
+let pairs;
+let solo;
+let quiet;
+
+test('the pair view follows a click in the sidebar, and tabs do not pile up', { timeout: 5 * 60_000 }, async () => {
+  pairs = [];
+  for (const name of ['Parser', 'Lexer', 'Printer']) pairs.push(await linkedPair(name));
+  solo = await session('Solo notes');
+  quiet = await session('Quiet session');
+  await page.goto(cc.url);
+  await page.locator('[data-testid="server-status"][data-state="ready"]').waitFor({ state: 'attached', timeout: WAIT });
+  await page.locator(sel.item(pairs[2].review.id)).waitFor({ state: 'attached', timeout: WAIT });
+
+  const [a, b, c] = pairs;
+  await page.locator(`${sel.item(a.original.id)} .main`).click();
+  await page.locator(sel.mainChat(a.original.id)).waitFor({ state: 'visible', timeout: WAIT });
+  await page.locator(sel.panelChat(a.review.id)).waitFor({ state: 'visible', timeout: WAIT });
+  const follow = page.locator('[data-testid="context-tab"][data-follows="true"]');
+  assert.equal(await follow.getAttribute('data-key'), `session:${a.review.id}`);
+
+  // From the reviewer's side the panel shows its implementer.
+  await page.locator(`${sel.item(b.review.id)} .main`).click();
+  await page.locator(sel.mainChat(b.review.id)).waitFor({ state: 'visible', timeout: WAIT });
+  await page.locator(sel.panelChat(b.original.id)).waitFor({ state: 'visible', timeout: WAIT });
+
+  // Five sessions visited: one follow tab, no session open twice.
+  for (const id of [solo.id, c.original.id, a.review.id, quiet.id, c.review.id]) {
+    await page.locator(`${sel.item(id)} .main`).click();
+    await page.locator(sel.mainChat(id)).waitFor({ state: 'visible', timeout: WAIT });
+  }
+  await page.locator(sel.panelChat(c.original.id)).waitFor({ state: 'visible', timeout: WAIT });
+  const keys = await page.$$eval('[data-testid="context-tab"]', (els) => els.map((e) => e.dataset.key));
+  assert.deepEqual(keys, [`session:${c.original.id}`], 'one follow tab, nothing piled up');
+  const shown = await page.$$eval('[data-testid="chat"]', (els) => els.map((e) => e.dataset.sessionId));
+  assert.equal(new Set(shown).size, shown.length, `no session open twice: ${shown}`);
+  assert.deepEqual(pageErrors, []);
+});
+
+test('each review sits under its implementer, indented', { timeout: 60_000 }, async () => {
+  const order = await rows();
+  for (const { original, review } of pairs) {
+    const i = order.indexOf(original.id);
+    assert.ok(i >= 0, `${original.id} listed`);
+    assert.equal(order[i + 1], `>${review.id}`, `review under its implementer: ${order}`);
+  }
+  await sleep(1000);
+  await screenshot(page, 'sidebar-pairs');
+});
+
+test('rows do not move under the pointer while a busy session finishes, and settle when it leaves', { timeout: 3 * 60_000 }, async () => {
+  // The oldest pair is at the bottom; its implementer's turn will finish while the pointer is over the list.
+  const late = pairs[0].original;
+  await page.locator(`${sel.item(solo.id)} .main`).click();
+  const before = await rows();
+  assert.notEqual(before[0], late.id, 'the oldest pair is not first yet');
+  // The pointer comes over the list: the order is held.
+  await page.locator(`${sel.item(quiet.id)} .main`).hover();
+  await page.locator('[data-testid="session-list"][data-held="true"]').waitFor({ state: 'attached', timeout: WAIT });
+
+  ms.script([{ text: 'Done: the parser turn finished.\nAll checks pass.', delayMs: 1500 }]);
+  const busy = page.locator(`${sel.item(late.id)} [data-testid="session-status"][data-status="busy"]`);
+  const turn = prompt(late.id, 'Finish the parser turn');
+  await busy.waitFor({ state: 'visible', timeout: WAIT });
+  assert.deepEqual(await rows(), before, 'no row moved when it turned busy');
+  await turn;
+  await busy.waitFor({ state: 'detached', timeout: WAIT });
+  await sleep(300);
+  assert.deepEqual(await rows(), before, 'no row moved when it finished');
+  await page.locator(`${sel.item(late.id)}[data-moved="true"] [data-testid="activity-mark"]`).waitFor({ state: 'visible', timeout: WAIT });
+  await screenshot(page, 'sidebar-calm-held');
+
+  // The pointer leaves: the order settles, the finished pair first, its review still under it.
+  await page.mouse.move(900, 400);
+  await until(async () => (await rows())[0] === late.id, 'the finished session to move up');
+  assert.equal((await rows())[1], `>${pairs[0].review.id}`);
+  assert.equal(await page.locator(`${sel.item(late.id)}[data-moved="true"]`).count(), 0, 'the mark goes');
+});
+
+test('Ctrl+K finds a line in a transcript not loaded yet and names the session it could not read', { timeout: 3 * 60_000 }, async () => {
+  // A transcript only the server holds (never opened here), and one whose read fails.
+  const far = await session('Unopened work');
+  ms.script([{ text: 'Looked into it.\nThe zebra crossing fails on empty input.' }]);
+  await prompt(far.id, 'Check the crossing');
+  const broken = await session('Unreadable work');
+  ms.script([{ text: 'zebra notes here' }]);
+  await prompt(broken.id, 'Write notes');
+  await page.locator(sel.item(broken.id)).waitFor({ state: 'attached', timeout: WAIT });
+  failReads.add(broken.id);
+
+  await page.keyboard.press('Control+k');
+  await page.keyboard.type('zebra crossing');
+  const hit = page.locator(`${sel.item(far.id)} [data-testid="search-hit"]`);
+  await hit.waitFor({ state: 'visible', timeout: WAIT });
+  assert.equal((await hit.textContent()).trim(), 'The zebra crossing fails on empty input.');
+  await page.locator('[data-testid="search-progress"][data-done="true"]').waitFor({ state: 'visible', timeout: WAIT });
+  const unread = page.locator('[data-testid="search-unread"]');
+  await unread.waitFor({ state: 'visible', timeout: WAIT });
+  assert.match(await unread.textContent(), /Unreadable work/);
+  // The title does not match: the row is there for its transcript.
+  assert.equal(await page.locator(sel.item(quiet.id)).count(), 0, 'sessions matching nothing are filtered out');
+  await screenshot(page, 'sidebar-transcript-search');
+  assert.deepEqual(pageErrors, []);
+});
+
+test('a review loop that ends clean shows its chip on the pair, and the handoff opens the review as the follow tab', { timeout: 4 * 60_000 }, async () => {
+  // Clear the search of the test before.
+  await page.locator('[data-testid="session-search"]').fill('');
+  const original = await session('Greeter');
+  ms.script([
+    { text: 'HANDOFF: greet() now takes a name; tests added.' },
+    { text: 'Checked the change and its tests.\n\nFINDINGS\nVERDICT: CLEAN' },
+  ]);
+  await page.locator(`${sel.item(original.id)} .main`).click({ timeout: WAIT });
+  const input = page.locator(`${sel.mainChat(original.id)} [data-testid="composer-input"]`);
+  await input.waitFor({ state: 'visible', timeout: WAIT });
+  await input.click();
+  await input.fill('/handoff-review');
+  const menu = page.locator(`${sel.mainChat(original.id)} [data-testid="command-menu"]`);
+  await menu.waitFor({ state: 'visible', timeout: WAIT });
+  await menu.locator('[data-testid="command-item"][data-name="handoff-review"]').click({ timeout: WAIT });
+  await until(async () => (await input.inputValue()).trim() === '/handoff-review', 'the picked command');
+  await input.press('Enter');
+  const dialog = page.locator('[data-testid="handoff-dialog"]');
+  await dialog.waitFor({ state: 'visible', timeout: WAIT });
+  await dialog.getByLabel('Automatic review loop').check();
+  await dialog.locator('[data-testid="handoff-start"]').click({ timeout: WAIT });
+  await dialog.waitFor({ state: 'detached', timeout: WAIT });
+
+  const chip = page.locator(`${sel.item(original.id)} [data-testid="loop-chip"]`);
+  await chip.waitFor({ state: 'visible', timeout: 2 * WAIT });
+  assert.equal(await chip.getAttribute('data-reason'), 'clean');
+  const order = await rows();
+  const i = order.indexOf(original.id);
+  const reviewId = order[i + 1]?.slice(1);
+  assert.ok(order[i + 1]?.startsWith('>'), `the new review sits under its implementer: ${order}`);
+  // The handoff's review opened as the follow tab, not as one more pinned tab.
+  const follow = page.locator('[data-testid="context-tab"][data-follows="true"]');
+  await until(async () => (await follow.getAttribute('data-key').catch(() => null)) === `session:${reviewId}`, 'the review as the follow tab');
+  await page.mouse.move(900, 400);
+  await sleep(500);
+  await screenshot(page, 'sidebar-pairs-chips');
+  assert.deepEqual(pageErrors, []);
+});
