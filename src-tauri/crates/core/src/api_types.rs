@@ -15,6 +15,7 @@ use ts_rs::TS;
 pub use crate::error::ApiError;
 use crate::model::findings::FindingsView;
 use crate::model::flow::FlowState;
+pub use crate::model::ids::{MessageId, ServerId, SessionId};
 use crate::model::loop_record::LoopState;
 use crate::model::pin::ReviewPin;
 use crate::model::review_progress::ReviewProgress;
@@ -46,7 +47,7 @@ pub struct ReviewLink {
     /// `review`: this session reviews `otherSessionId`; `original`: `otherSessionId` reviews it.
     pub kind: LinkKind,
     /// The session on the other side.
-    pub other_session_id: String,
+    pub other_session_id: SessionId,
     /// Whether the other session is among the server's sessions (a stale link when not).
     pub other_exists: bool,
 }

@@ -2,6 +2,7 @@
 import type { LoopPhase } from "./LoopPhase";
 import type { LoopStop } from "./LoopStop";
 import type { PendingSend } from "./PendingSend";
+import type { SessionId } from "./SessionId";
 import type { Severity } from "./Severity";
 
 /**
@@ -15,11 +16,11 @@ id: string,
 /**
  * The implementing session.
  */
-originalSessionId: string, 
+originalSessionId: SessionId, 
 /**
  * The reviewing session.
  */
-reviewSessionId: string, 
+reviewSessionId: SessionId, 
 /**
  * The round in progress (1 is the first review).
  */

@@ -118,11 +118,11 @@ pub(crate) async fn deliver(core: &Core, out: Outgoing<'_>) -> Result<TransferRe
     let choice = current_choice(core, target);
     let sent_id = ids::message_id();
     let record = TransferRecord {
-        source_session_id: out.source_session_id.to_owned(),
-        source_message_id: out.source_message_id.to_owned(),
-        target_session_id: target.id.clone(),
+        source_session_id: out.source_session_id.into(),
+        source_message_id: out.source_message_id.into(),
+        target_session_id: target.id.clone().into(),
         direction,
-        sent_message_id: sent_id.clone(),
+        sent_message_id: sent_id.clone().into(),
         sent_at: now_ms(),
         pending: true,
     };
@@ -170,7 +170,7 @@ pub(crate) async fn deliver(core: &Core, out: Outgoing<'_>) -> Result<TransferRe
         )?;
     }
     Ok(TransferResult {
-        target_session_id: target.id.clone(),
+        target_session_id: target.id.clone().into(),
         direction,
         message_id: sent_id,
     })
@@ -213,8 +213,8 @@ pub(crate) async fn check_claims(core: &Core, source: Option<(&str, &str)>) {
                 );
                 drop_claim(core, &claim.sent_message_id);
                 core.emit(Change::TransferDropped {
-                    source_message_id: claim.source_message_id,
-                    sent_message_id: claim.sent_message_id,
+                    source_message_id: claim.source_message_id.into(),
+                    sent_message_id: claim.sent_message_id.into(),
                 });
             }
             Err(e) => {

@@ -4,6 +4,7 @@
 
 pub mod findings;
 pub mod flow;
+pub mod ids;
 pub mod loop_record;
 pub mod pin;
 pub mod review_progress;

@@ -13,7 +13,7 @@ impl Store {
         SessionView {
             link: link_of(session).map(|(kind, other)| ReviewLink {
                 kind,
-                other_session_id: other.to_owned(),
+                other_session_id: other.into(),
                 other_exists: self.sessions.contains_key(other),
             }),
             session: session.clone(),

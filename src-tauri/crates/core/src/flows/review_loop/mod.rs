@@ -161,8 +161,8 @@ fn launch(
     let now = now_ms();
     let state = LoopState {
         id: ids::ascending("lop"),
-        original_session_id: original.to_owned(),
-        review_session_id: review.to_owned(),
+        original_session_id: original.into(),
+        review_session_id: review.into(),
         round: 1,
         max_rounds: options.max_rounds,
         threshold: options.threshold,

@@ -300,7 +300,7 @@ impl LoopTask {
         )?;
         let hidden = hidden::for_implementer(&registry)?;
         self.choose(
-            self.state.original_session_id.clone(),
+            self.state.original_session_id.to_string(),
             visible,
             hidden,
             LoopPhase::Implementing,
@@ -337,7 +337,7 @@ impl LoopTask {
         let hidden = hidden::for_reviewer(&registry, &self.state.claimed_unchanged)?;
         self.state.round += 1;
         self.choose(
-            self.state.review_session_id.clone(),
+            self.state.review_session_id.to_string(),
             visible,
             hidden,
             LoopPhase::Reviewing,
@@ -415,8 +415,8 @@ impl LoopTask {
     ) -> Result<std::result::Result<(String, String), Interrupt>> {
         let errors_before = self.core.read_store(|s, _| s.session_error_serial(session));
         let pair = [
-            self.state.original_session_id.clone(),
-            self.state.review_session_id.clone(),
+            self.state.original_session_id.to_string(),
+            self.state.review_session_id.to_string(),
         ];
         let reset = AtomicBool::new(false);
         let filter = |change: &Change| {
