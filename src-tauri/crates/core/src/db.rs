@@ -51,6 +51,7 @@ impl Db {
         crate::findings::create_tables(&conn)?;
         crate::model::loop_record::create_table(&conn)?;
         crate::transfer_log::create_table(&conn)?;
+        crate::servers::saved::create_table(&conn)?;
         conn.execute_batch(crate::review_pin::SCHEMA)?;
         Ok(Self {
             conn: Mutex::new(conn),

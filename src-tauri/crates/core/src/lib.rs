@@ -21,6 +21,7 @@ pub mod prompts;
 mod replay;
 pub mod requests;
 pub mod review_pin;
+pub mod servers;
 mod services;
 pub mod settings;
 pub mod store;

@@ -10,6 +10,8 @@ import type { Part } from "./Part";
 import type { PermissionRequest } from "./PermissionRequest";
 import type { ReviewPin } from "./ReviewPin";
 import type { ReviewProgress } from "./ReviewProgress";
+import type { ServerId } from "./ServerId";
+import type { ServerView } from "./ServerView";
 import type { SessionFailure } from "./SessionFailure";
 import type { SessionStatus } from "./SessionStatus";
 import type { SessionView } from "./SessionView";
@@ -26,7 +28,15 @@ export type Change = { "type": "connection",
 /**
  * New state.
  */
-connection: Connection, } | { "type": "sessionsReset", 
+connection: Connection, } | { "type": "server", 
+/**
+ * The server as it is now.
+ */
+server: ServerView, } | { "type": "serverRemoved", 
+/**
+ * Which.
+ */
+serverId: ServerId, } | { "type": "sessionsReset", 
 /**
  * All sessions, newest first.
  */

@@ -126,7 +126,7 @@ pub(crate) async fn deliver(core: &Core, out: Outgoing<'_>) -> Result<TransferRe
         sent_at: now_ms(),
         pending: true,
     };
-    core.client()?;
+    core.client_for(&target.id)?;
     // A claim a dead process left pending for this message is settled first.
     check_claims(core, Some((out.source_session_id, out.source_message_id))).await;
     core.db().claim_transfer(&record, out.resend)?;
@@ -170,7 +170,7 @@ pub(crate) async fn deliver(core: &Core, out: Outgoing<'_>) -> Result<TransferRe
         )?;
     }
     Ok(TransferResult {
-        target_session_id: target.id.clone().into(),
+        target_session_id: target.id.clone(),
         direction,
         message_id: sent_id,
     })
@@ -248,7 +248,7 @@ pub(crate) async fn find_message(
     let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     loop {
         let page = core
-            .client()?
+            .client_for(session_id)?
             .messages(session_id, Some(200), before.as_deref())
             .await?;
         if let Some(m) = page.messages.into_iter().find(|m| m.info.id == message_id) {
@@ -281,7 +281,7 @@ pub(crate) async fn turn_text(core: &Core, session_id: &str, message: &MessageWi
     if let Some(text) = loaded {
         return text;
     }
-    match core.client() {
+    match core.client_for(session_id) {
         Ok(client) => match client.messages(session_id, Some(200), None).await {
             Ok(page) if page.messages.iter().any(|m| m.info.id == message.info.id) => {
                 steps_text(&page.messages, &parent)

@@ -14,7 +14,7 @@ use ts_rs::TS;
 macro_rules! string_id {
     ($(#[$meta:meta])* $name:ident) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, TS)]
+        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, TS)]
         #[serde(transparent)]
         #[ts(export)]
         pub struct $name(String);
@@ -141,10 +141,31 @@ string_id!(
     MessageId
 );
 string_id!(
-    /// Which OpenCode server (a key of the core's server map; `main` for the one the app starts
-    /// with).
+    /// Which OpenCode server (a key of the core's server map; [`ServerId::MAIN`] for the one the
+    /// app starts with).
     ServerId
 );
+
+impl ServerId {
+    /// The id of the server the app starts with (the managed one, or the first `--opencode`).
+    pub const MAIN: &'static str = "main";
+
+    /// The server the app starts with.
+    pub fn main() -> Self {
+        Self(Self::MAIN.to_owned())
+    }
+
+    /// Whether this is the server the app starts with.
+    pub fn is_main(&self) -> bool {
+        self.0 == Self::MAIN
+    }
+}
+
+impl Default for ServerId {
+    fn default() -> Self {
+        Self::main()
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -164,7 +185,8 @@ mod tests {
         let id = MessageId::from(String::from("msg_1"));
         assert!(id == "msg_1");
         assert!("msg_1" == id);
-        assert!(String::from("msg_1") == id);
+        let owned = id.to_string();
+        assert!(owned == id);
         assert_ne!(id, "msg_2");
         assert_eq!(id.to_string(), "msg_1");
     }

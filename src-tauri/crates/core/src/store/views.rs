@@ -17,6 +17,7 @@ impl Store {
                 other_exists: self.sessions.contains_key(other),
             }),
             session: session.clone(),
+            server_id: self.server_of(&session.id),
         }
     }
 

@@ -16,6 +16,7 @@ mod history;
 mod permissions;
 mod review_loop;
 mod send_findings;
+mod servers;
 mod sync_buffering;
 mod sync_listing;
 mod sync_reconnect;

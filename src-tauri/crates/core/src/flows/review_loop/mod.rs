@@ -98,6 +98,13 @@ impl Loops {
         self.lock().contains_key(original)
     }
 
+    /// Stops the loops of these implementing sessions (their server was removed).
+    pub(crate) fn stop_for(&self, originals: &[String]) {
+        for original in originals {
+            self.stop(original);
+        }
+    }
+
     /// Stops every loop (shutdown); their records stay as they are, so they resume.
     pub(crate) fn cancel_all(&self) {
         self.lock().clear();

@@ -589,7 +589,7 @@ impl LoopTask {
     /// and the turn's last message never completed. A reloaded page alone does not say so (it
     /// may have been read just as the turn started).
     async fn server_says_interrupted(&self, session: &str, awaiting: &str) -> Result<bool> {
-        let client = self.core.client()?;
+        let client = self.core.client_for(session)?;
         let directory = self.directory().await?;
         if client
             .statuses(Some(&directory))
@@ -614,7 +614,7 @@ impl LoopTask {
     ) -> Result<Option<std::result::Result<(String, String), Interrupt>>> {
         let page = self
             .core
-            .client()?
+            .client_for(session)?
             .messages(session, Some(RECONCILE_PAGE), None)
             .await?;
         let ours: HashSet<&str> = self
