@@ -25,16 +25,16 @@ const session = (id: string, title: string, directory: string, serverId?: string
 describe('the sidebar grouped by server', () => {
   const servers = [server('main', 'Laptop'), server('srv_b', 'Dev box', 'failed'), server('srv_c', 'Empty')];
   const sessions = [
-    session('ses_1', 'Fix login', '/work/app'),
-    session('ses_2', 'Fix logout', '/srv/app', 'srv_b'),
-    session('ses_3', 'Docs', '/srv/docs', 'srv_b'),
+    session('ses_1', 'Fix login', '/projects/app'),
+    session('ses_2', 'Fix logout', '/box/app', 'srv_b'),
+    session('ses_3', 'Docs', '/box/docs', 'srv_b'),
   ];
 
   it('puts each session under its server, then its project, in the servers order', () => {
     const sections = groupByServer(sessions, servers, {});
     expect(sections.map((s) => s.server.id)).toEqual(['main', 'srv_b', 'srv_c']);
     expect(sections[0].groups.flatMap((g) => g.sessions.map((s) => s.id))).toEqual(['ses_1']);
-    expect(sections[1].groups.map((g) => g.directory).sort()).toEqual(['/srv/app', '/srv/docs']);
+    expect(sections[1].groups.map((g) => g.directory).sort()).toEqual(['/box/app', '/box/docs']);
     expect(sections[2].groups).toEqual([]);
   });
 

@@ -48,8 +48,12 @@ pub async fn attach(core: &Core, req: AttachServer) -> Result<()> {
         base_url: url,
         password: req.password.filter(|p| !p.is_empty()),
     };
-    // Refuses what the client cannot use, before the current server is dropped.
+    // Refuses what the client cannot use, or another server's address, before the current
+    // server is dropped.
     crosscheck_opencode::Client::new(config.clone())?;
+    if let Ok(normalized) = normalize(&config.base_url) {
+        refuse_duplicate_except(core, &normalized, Some(ServerId::MAIN))?;
+    }
     core.reconnect(Some(OpencodeTarget::Attach(config))).await;
     Ok(())
 }
@@ -94,7 +98,15 @@ pub struct ServerRef {
 
 /// Refuses an address some followed server has already.
 fn refuse_duplicate(core: &Core, normalized: &str) -> Result<()> {
+    refuse_duplicate_except(core, normalized, None)
+}
+
+/// [`refuse_duplicate`] that ignores one server (the one being re-attached).
+fn refuse_duplicate_except(core: &Core, normalized: &str, except: Option<&str>) -> Result<()> {
     for server in core.server_handles() {
+        if except.is_some_and(|id| server.id == id) {
+            continue;
+        }
         let Some(url) = server.url() else { continue };
         if normalize(&url).is_ok_and(|u| u == normalized) {
             return Err(Error::InvalidRequest(format!(

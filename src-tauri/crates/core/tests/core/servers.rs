@@ -166,6 +166,18 @@ async fn the_same_address_twice_is_refused_and_a_removed_server_takes_its_sessio
         main_again.is_err(),
         "the main server's address is taken too"
     );
+    let attach_to_second = h
+        .request(Request::AttachServer(
+            crosscheck_core::requests::AttachServer {
+                url: second.base_url.clone(),
+                password: None,
+            },
+        ))
+        .await;
+    assert!(
+        attach_to_second.is_err(),
+        "the main server cannot be moved onto another server's address"
+    );
 
     let mut changes = h.core.subscribe();
     h.request(Request::RemoveServer(ServerRef {
