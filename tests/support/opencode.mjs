@@ -33,6 +33,25 @@ export function opencodeBin() {
   return found;
 }
 
+/** Path of the opencode binary of another pinned version, installed under an npm alias
+ * (`"opencode-ai-1-15": "npm:opencode-ai@1.15.13"` in tests/package.json). */
+export function opencodeBinOf(alias) {
+  const arch = process.arch === 'arm64' ? 'arm64' : 'x64';
+  const roots = [path.join(TESTS_DIR, 'node_modules', alias, 'node_modules'), path.join(TESTS_DIR, 'node_modules')];
+  const candidates = roots.flatMap((nm) => [
+    `opencode-${process.platform}-${arch}`,
+    `opencode-${process.platform}-${arch}-baseline`,
+  ].map((pkg) => path.join(nm, pkg, 'bin', 'opencode')));
+  const want = JSON.parse(fs.readFileSync(path.join(TESTS_DIR, 'node_modules', alias, 'package.json'), 'utf8')).version;
+  const found = candidates.find((p) => {
+    try {
+      return JSON.parse(fs.readFileSync(path.join(p, '..', '..', 'package.json'), 'utf8')).version === want;
+    } catch { return false; }
+  });
+  if (!found) throw new Error(`opencode ${want} binary not found under ${alias}; run \`npm install\` in tests/`);
+  return found;
+}
+
 /** A free TCP port on 127.0.0.1. */
 export function freePort() {
   return new Promise((resolve, reject) => {
@@ -111,17 +130,18 @@ function tail(limit = 16384) {
 /**
  * Start `opencode serve`.
  * @param {{modelUrl: string, port?: number, password?: string, projectDir?: string,
- *   config?: object, env?: Record<string,string>, timeoutMs?: number}} opts
+ *   config?: object, env?: Record<string,string>, timeoutMs?: number, bin?: string}} opts
+ *   (`bin`: another opencode binary, e.g. {@link opencodeBinOf} of an older pinned version)
  * @returns {Promise<{url: string, port: number, pid: number, password?: string, projectDir: string,
  *   root: string, configPath: string, startupMs: number, output: () => string,
  *   fetch: (p: string, init?: RequestInit) => Promise<Response>, json: (p: string, init?: object) => Promise<any>,
  *   stop: () => Promise<void>, restart: () => Promise<void>, dispose: () => Promise<void>}>}
  */
 export async function startOpencode({
-  modelUrl, port, password, projectDir, config, env = {}, timeoutMs = 60_000,
+  modelUrl, port, password, projectDir, config, env = {}, timeoutMs = 60_000, bin: chosenBin,
 } = {}) {
   if (!modelUrl) throw new Error('startOpencode: modelUrl is required');
-  const bin = opencodeBin();
+  const bin = chosenBin ?? opencodeBin();
   const root = makeTempDir('crosscheck-opencode-');
   const dirs = {
     HOME: path.join(root, 'home'),

@@ -1,5 +1,6 @@
 // Session helpers: the review link (resolved by the backend) and the sidebar's grouping.
 
+import type { ServerView } from '$lib/types/ServerView';
 import type { Session } from '$lib/types/Session';
 import type { SessionView } from '$lib/types/SessionView';
 
@@ -74,4 +75,27 @@ export function groupSessions(
     g.sessions.push(s);
   }
   return [...groups.values()];
+}
+
+/** One server's part of the sidebar: the server, then its project groups. */
+export type ServerSection = { server: ServerView; groups: SessionGroup[] };
+
+/** Sessions grouped by server (in the order given: the main one first), then by project. A
+ *  server with no session matching still has its section, so a down server stays on screen. */
+export function groupByServer(
+  sessions: Iterable<SessionView>,
+  servers: Iterable<ServerView>,
+  options: { query?: string; showArchived?: boolean },
+): ServerSection[] {
+  const byServer = new Map<string, SessionView[]>();
+  for (const s of sessions) {
+    const id = s.serverId ?? 'main';
+    let list = byServer.get(id);
+    if (!list) byServer.set(id, (list = []));
+    list.push(s);
+  }
+  return [...servers].map((server) => ({
+    server,
+    groups: groupSessions(byServer.get(server.id) ?? [], options),
+  }));
 }

@@ -51,7 +51,8 @@ function lastSegment(directory: string): string {
   return (i >= 0 ? trimmed.slice(i + 1) : trimmed) || directory || '/';
 }
 
-const byFolder: GroupOf = (session) => ({
+/** The default grouping: one group per folder. */
+export const folderGroup: GroupOf = (session) => ({
   key: session.directory,
   directory: session.directory,
   name: lastSegment(session.directory),
@@ -75,7 +76,7 @@ function parentOf(session: SessionView, listed: ReadonlyMap<string, SessionView>
  */
 export function sessionTree(sessions: Iterable<SessionView>, options: TreeOptions = {}): RowGroup[] {
   const query = (options.query ?? '').trim().toLowerCase();
-  const groupOf = options.groupOf ?? byFolder;
+  const groupOf = options.groupOf ?? folderGroup;
   const listed = new Map<string, SessionView>();
   for (const s of sessions) {
     if (s.parentID) continue;

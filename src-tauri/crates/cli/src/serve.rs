@@ -18,9 +18,11 @@ pub struct ServeArgs {
     /// one when that is taken, with a line saying so), so the address stays the same.
     #[arg(long)]
     port: Option<u16>,
-    /// Attach to this OpenCode server instead of starting one.
+    /// Attach to this OpenCode server instead of starting one. Given more than once, the first
+    /// is the main server and the others are followed beside it (a password may be given in
+    /// the address: `http://:secret@127.0.0.1:4096`).
     #[arg(long, env = "CROSSCHECK_OPENCODE_URL")]
-    opencode: Option<String>,
+    opencode: Vec<String>,
     /// Serve the UI from this folder instead of the copy built into the binary (UI development).
     #[arg(long, env = "CROSSCHECK_UI_DIR")]
     ui_dir: Option<PathBuf>,
@@ -75,12 +77,29 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
             data_dir.join(crate::token::TOKEN_FILE).display()
         )
     })?;
-    let target = opencode_target(args.opencode, StartedFrom::Terminal);
+    let mut urls = args.opencode.into_iter().filter(|u| !u.trim().is_empty());
+    let main = urls
+        .next()
+        .map(|u| crosscheck_core::servers::url::split_password(&u));
+    let mut target = opencode_target(main.as_ref().map(|m| m.0.clone()), StartedFrom::Terminal);
+    if let (crosscheck_core::OpencodeTarget::Attach(config), Some((_, Some(password)))) =
+        (&mut target, &main)
+    {
+        config.password = Some(password.clone());
+    }
     let core = Core::start(CoreOptions {
         target,
         database: crosscheck_review::paths::database_path().map_err(|e| e.to_string())?,
     })
     .map_err(|e| e.to_string())?;
+    for url in urls {
+        let (base_url, password) = crosscheck_core::servers::url::split_password(&url);
+        let config = crosscheck_opencode::ServerConfig { base_url, password };
+        if let Err(e) = crosscheck_core::requests::server::add_unsaved(&core, config) {
+            core.shutdown().await;
+            return Err(format!("--opencode {}: {e}", url.trim()));
+        }
+    }
     let reporter = tokio::spawn(report_connection(core.clone()));
     let kept = crate::port::kept(&data_dir);
     let options = crosscheck_web::ServeOptions {

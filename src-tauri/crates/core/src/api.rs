@@ -20,7 +20,7 @@ pub const LOCAL_CLIENT: &str = "local";
 
 /// How many sessions, transcripts, followers and client connections the backend keeps (for
 /// health checks and the soak test).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SyncStats {
     /// Sessions in the list.
@@ -31,6 +31,22 @@ pub struct SyncStats {
     pub followers: usize,
     /// Client connections open now.
     pub connections: usize,
+    /// The same per server, by server id.
+    pub servers: std::collections::BTreeMap<String, ServerStats>,
+}
+
+/// What the backend keeps for one server (see [`SyncStats`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerStats {
+    /// Sessions in the list.
+    pub sessions: usize,
+    /// Transcripts kept current.
+    pub transcripts: usize,
+    /// Follower entries over those transcripts.
+    pub followers: usize,
+    /// Bytes of message and part text kept for its transcripts (an estimate of its memory).
+    pub transcript_bytes: usize,
 }
 
 /// Most changes pushed to the UI in one batch.
@@ -137,9 +153,16 @@ impl Api {
 
     /// Counts for a health view: sessions, kept transcripts, their followers, connections.
     pub fn stats(&self) -> SyncStats {
-        let (sessions, (transcripts, followers)) = self
+        let (sessions, (transcripts, followers), by_server) = self
             .core
-            .read_store(|s, _| (s.sessions().len(), s.follow_counts()));
+            .read_store(|s, _| (s.sessions().len(), s.follow_counts(), s.server_stats()));
+        let mut servers: std::collections::BTreeMap<String, ServerStats> = self
+            .core
+            .servers()
+            .into_iter()
+            .map(|v| (v.id.into_string(), ServerStats::default()))
+            .collect();
+        servers.extend(by_server);
         let connections = self
             .clients
             .lock()
@@ -151,6 +174,7 @@ impl Api {
             transcripts,
             followers,
             connections,
+            servers,
         }
     }
 

@@ -16,6 +16,7 @@ pub use crate::error::ApiError;
 use crate::model::attention::AttentionReason;
 use crate::model::findings::FindingsView;
 use crate::model::flow::FlowState;
+pub use crate::model::ids::{MessageId, ServerId, SessionId};
 use crate::model::loop_record::LoopState;
 use crate::model::pin::ReviewPin;
 use crate::model::review_progress::ReviewProgress;
@@ -33,6 +34,11 @@ pub struct SessionView {
     #[serde(flatten)]
     #[ts(flatten)]
     pub session: Session,
+    /// The server the session lives on; absent for the main server (so one server's sessions
+    /// read as they did before there were several).
+    #[serde(default, skip_serializing_if = "ServerId::is_main")]
+    #[ts(as = "Option<ServerId>", optional)]
+    pub server_id: ServerId,
     /// Its review link, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
@@ -51,7 +57,7 @@ pub struct ReviewLink {
     /// `review`: this session reviews `otherSessionId`; `original`: `otherSessionId` reviews it.
     pub kind: LinkKind,
     /// The session on the other side.
-    pub other_session_id: String,
+    pub other_session_id: SessionId,
     /// Whether the other session is among the server's sessions (a stale link when not).
     pub other_exists: bool,
 }
@@ -230,6 +236,56 @@ impl PermissionReplyKind {
     }
 }
 
+/// One OpenCode server Crosscheck follows, as the sidebar and Settings show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct ServerView {
+    /// Its key.
+    pub id: ServerId,
+    /// The name the user gave it (else its address or folder).
+    pub name: String,
+    /// Managed (started by Crosscheck in a folder) or attached (a URL).
+    pub kind: ServerKind,
+    /// Its address, once known.
+    #[ts(optional)]
+    pub url: Option<String>,
+    /// The folder a managed server runs in.
+    #[ts(optional)]
+    pub folder: Option<String>,
+    /// Whether it is in the saved list (added in the app, restored on the next start).
+    pub saved: bool,
+    /// Where its password is kept, when it has one.
+    #[ts(optional)]
+    pub password_store: Option<PasswordStore>,
+    /// Its health.
+    pub connection: Connection,
+}
+
+/// How Crosscheck reaches a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub enum ServerKind {
+    /// Crosscheck starts `opencode serve` in a folder and stops it on exit.
+    Managed,
+    /// A running server at a URL, on this machine or another.
+    Attached,
+}
+
+/// Where a saved server's password is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub enum PasswordStore {
+    /// The desktop's Secret Service keyring.
+    Keyring,
+    /// A file in the data folder only the user can read (mode 0600).
+    File,
+    /// Given on the command line or in the environment: not saved.
+    NotSaved,
+}
+
 /// What the UI needs for its first frame.
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -238,8 +294,12 @@ pub struct Snapshot {
     /// Sequence number of the last change included.
     #[ts(type = "number")]
     pub seq: u64,
-    /// Server connection.
+    /// The main server's connection (the first of `servers`).
     pub connection: Connection,
+    /// Every server followed, the main one first.
+    #[serde(default)]
+    #[ts(as = "Option<Vec<ServerView>>", optional)]
+    pub servers: Vec<ServerView>,
     /// All known sessions, newest first.
     pub sessions: Vec<SessionView>,
     /// Non-idle statuses by session id.
@@ -364,10 +424,20 @@ pub struct Stamped {
 )]
 #[ts(export)]
 pub enum Change {
-    /// The server connection changed.
+    /// The main server's connection changed.
     Connection {
         /// New state.
         connection: Connection,
+    },
+    /// A server was added, or its name or connection changed.
+    Server {
+        /// The server as it is now.
+        server: ServerView,
+    },
+    /// A server was removed (its sessions go with it).
+    ServerRemoved {
+        /// Which.
+        server_id: ServerId,
     },
     /// The whole session list was reloaded (after connecting or reconnecting).
     SessionsReset {

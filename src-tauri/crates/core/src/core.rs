@@ -1,6 +1,6 @@
 //! The running core: the server connection, the store, the database and the change stream.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -9,13 +9,16 @@ use crosscheck_review::{Engine, EngineOptions, Env, Logger};
 use tokio::sync::broadcast;
 
 use crate::api_types::{
-    Change, Connection, Notice, NoticeLevel, PromptTemplate, SessionView, Snapshot, Stamped,
+    Change, Connection, Notice, NoticeLevel, PromptTemplate, ServerView, SessionView, Snapshot,
+    Stamped,
 };
 use crate::db::Db;
 use crate::error::{Error, Result};
 use crate::flows::FlowRegistry;
 use crate::flows::cold_review::ReviewProgress;
+use crate::model::ids::ServerId;
 use crate::prompts::Registry;
+use crate::servers::handle::ServerHandle;
 use crate::settings::Settings;
 use crate::store::Store;
 
@@ -75,8 +78,8 @@ pub(crate) struct Stored {
 }
 
 pub(crate) struct Inner {
-    pub client: RwLock<Option<Client>>,
-    pub connection: Mutex<Connection>,
+    /// Every server followed, by id ([`ServerId::MAIN`] is the one the app starts with).
+    pub servers: RwLock<BTreeMap<ServerId, Arc<ServerHandle>>>,
     pub stored: Mutex<Stored>,
     pub changes: broadcast::Sender<Stamped>,
     pub db: Db,
@@ -85,14 +88,9 @@ pub(crate) struct Inner {
     pub metadata_locks: crate::flows::patch::MetadataLocks,
     pub flows: FlowRegistry,
     pub loops: crate::flows::review_loop::Loops,
-    pub supervisor: tokio::sync::Mutex<Option<Supervisor>>,
     pub tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
-    /// The task that starts or attaches to the server and follows it, and its target.
-    pub sync: Mutex<(OpencodeTarget, Option<tokio::task::JoinHandle<()>>)>,
     /// The folder holding the database (a managed server's last-resort folder lives there).
     pub data_dir: PathBuf,
-    /// The folder the managed server runs in, once picked.
-    pub managed_folder: Mutex<Option<PathBuf>>,
     /// The cold review engine, or why it could not be opened.
     pub review: std::result::Result<Arc<Engine>, String>,
     /// In-app cold reviews running now, by ledger key.
@@ -143,8 +141,7 @@ impl Core {
         let (changes, _) = broadcast::channel(4096);
         let core = Core {
             inner: Arc::new(Inner {
-                client: RwLock::new(None),
-                connection: Mutex::new(Connection::Connecting { url: None }),
+                servers: RwLock::new(BTreeMap::new()),
                 stored: Mutex::new(Stored {
                     store: Store::default(),
                     seq: 0,
@@ -156,15 +153,12 @@ impl Core {
                 metadata_locks: crate::flows::patch::MetadataLocks::default(),
                 flows: FlowRegistry::default(),
                 loops: crate::flows::review_loop::Loops::default(),
-                supervisor: tokio::sync::Mutex::new(None),
                 tasks: Mutex::new(Vec::new()),
-                sync: Mutex::new((options.target.clone(), None)),
                 data_dir: options
                     .database
                     .parent()
                     .map(std::path::Path::to_path_buf)
                     .unwrap_or_default(),
-                managed_folder: Mutex::new(None),
                 review: engine,
                 running_reviews: Mutex::new(HashMap::new()),
                 searches: crate::search::Searches::default(),
@@ -173,8 +167,15 @@ impl Core {
         };
         let attention = tokio::spawn(crate::attention::run(core.clone(), core.subscribe()));
         lock(&core.inner.tasks).push(attention);
-        let task = tokio::spawn(crate::sync::run(core.clone(), options.target));
-        lock(&core.inner.sync).1 = Some(task);
+        let main = Arc::new(ServerHandle::new(
+            ServerId::main(),
+            String::new(),
+            options.target,
+            false,
+            None,
+        ));
+        core.insert_server(main);
+        core.restore_saved_servers();
         let recorder = tokio::spawn(crate::flows::review_loop::recorder::run(core.clone()));
         lock(&core.inner.tasks).push(tokio::spawn(crate::review_pin::run(core.clone())));
         lock(&core.inner.tasks).push(recorder);
@@ -193,61 +194,230 @@ impl Core {
     /// Keeps the managed server's supervisor so [`Core::shutdown`] stops it, and records the
     /// server for the gates (see [`crosscheck_review::app_server`]): they review through it
     /// while it runs.
-    pub(crate) async fn keep_supervisor(&self, supervisor: Supervisor) {
-        if let Err(e) = crosscheck_review::app_server::record(self.data_dir(), &supervisor.config())
+    pub(crate) async fn keep_supervisor(&self, server: &ServerHandle, supervisor: Supervisor) {
+        if server.id.is_main()
+            && let Err(e) =
+                crosscheck_review::app_server::record(self.data_dir(), &supervisor.config())
         {
             tracing::warn!(
                 "cannot record the managed OpenCode server for the gates in {}: {e}",
                 crosscheck_review::app_server::path(self.data_dir()).display()
             );
         }
-        *self.inner.supervisor.lock().await = Some(supervisor);
+        *server.supervisor.lock().await = Some(supervisor);
     }
 
-    /// Stops the managed server, if one runs, and removes its record for the gates.
-    async fn stop_supervisor(&self) {
-        if let Some(sup) = self.inner.supervisor.lock().await.take() {
-            if let Err(e) = crosscheck_review::app_server::forget(self.data_dir()) {
+    /// Stops a managed server, if one runs, and removes its record for the gates.
+    async fn stop_supervisor(&self, server: &ServerHandle) {
+        if let Some(sup) = server.supervisor.lock().await.take() {
+            if server.id.is_main()
+                && let Err(e) = crosscheck_review::app_server::forget(self.data_dir())
+            {
                 tracing::warn!("cannot remove the managed OpenCode server's record: {e}");
             }
             sup.stop().await;
         }
     }
 
+    /// Adds a server to the map (replacing one with its id) and starts following it.
+    pub(crate) fn insert_server(&self, server: Arc<ServerHandle>) {
+        let task = tokio::spawn(crate::sync::run(
+            self.clone(),
+            server.clone(),
+            lock(&server.target).clone(),
+        ));
+        *lock(&server.sync) = Some(task);
+        let view = server.view();
+        self.inner
+            .servers
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(server.id.clone(), server);
+        self.emit(Change::Server { server: view });
+    }
+
+    /// Starts following the servers the user saved.
+    fn restore_saved_servers(&self) {
+        let saved = match crate::servers::saved::list(self.db()) {
+            Ok(saved) => saved,
+            Err(e) => {
+                tracing::warn!("cannot read the saved servers: {e}");
+                return;
+            }
+        };
+        let main_url = self
+            .server(ServerId::MAIN)
+            .and_then(|m| m.url())
+            .and_then(|u| crate::servers::url::normalize(&u).ok());
+        for server in saved {
+            if main_url.as_deref() == Some(server.url.as_str()) {
+                tracing::warn!(
+                    "the saved server {} is the main server's address; followed once",
+                    server.url
+                );
+                continue;
+            }
+            let password = crate::servers::saved::load_password(self.data_dir(), &server.id);
+            let store = password
+                .as_ref()
+                .map(|_| crate::api_types::PasswordStore::File);
+            let target = OpencodeTarget::Attach(crosscheck_opencode::ServerConfig {
+                base_url: server.url,
+                password,
+            });
+            self.insert_server(Arc::new(ServerHandle::new(
+                server.id,
+                server.name,
+                target,
+                true,
+                store,
+            )));
+        }
+    }
+
+    /// A followed server.
+    pub(crate) fn server(&self, id: &str) -> Option<Arc<ServerHandle>> {
+        self.inner
+            .servers
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(id)
+            .cloned()
+    }
+
+    /// Every followed server, the main one first.
+    pub(crate) fn server_handles(&self) -> Vec<Arc<ServerHandle>> {
+        let servers = self
+            .inner
+            .servers
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut all: Vec<_> = servers.values().cloned().collect();
+        all.sort_by_key(|s| !s.id.is_main());
+        all
+    }
+
+    /// Every followed server as the UI shows it, the main one first.
+    pub fn servers(&self) -> Vec<ServerView> {
+        self.server_handles().iter().map(|s| s.view()).collect()
+    }
+
+    /// Stops following a server and drops it from the map; its sessions go from the store.
+    /// The main server cannot be removed.
+    pub(crate) async fn stop_server(&self, id: &ServerId) -> Option<Arc<ServerHandle>> {
+        let server = self
+            .inner
+            .servers
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(id)?;
+        server.stop_tasks();
+        server.set_client(None);
+        self.stop_supervisor(&server).await;
+        self.with_store(|s| ((), s.remove_server(id)));
+        self.emit(Change::ServerRemoved {
+            server_id: id.clone(),
+        });
+        Some(server)
+    }
+
+    /// The server a session lives on (the main one when the store does not know the session).
+    pub(crate) fn server_of(&self, session_id: &str) -> ServerId {
+        self.read_store(|s, _| s.server_of(session_id))
+    }
+
+    /// The client of the server a session lives on, or an error while that server is not
+    /// connected.
+    pub fn client_for(&self, session_id: &str) -> Result<Client> {
+        self.server_client(&self.server_of(session_id))
+    }
+
+    /// The client of a server, or an error while it is not connected.
+    pub fn server_client(&self, id: &str) -> Result<Client> {
+        self.server(id)
+            .and_then(|s| s.client())
+            .ok_or(Error::NotConnected)
+    }
+
+    /// Sets a server's health and pushes it (and, for the main server, the old
+    /// `connection` change as well).
+    pub(crate) fn set_server_connection(&self, server: &ServerHandle, connection: Connection) {
+        if !server.set_connection(connection.clone()) {
+            return;
+        }
+        if server.id.is_main() {
+            self.emit(Change::Connection { connection });
+        }
+        self.emit(Change::Server {
+            server: server.view(),
+        });
+    }
+
+    /// Cancels the flows and loops on these sessions (their server was removed).
+    pub(crate) fn end_flows_of(&self, sessions: &[String]) {
+        for session in sessions {
+            if let Some(flow) = self.inner.flows.running_for(session) {
+                self.inner.flows.cancel(&flow.id);
+            }
+        }
+        self.inner.loops.stop_for(sessions);
+    }
+
+    /// Pushes a server's current view (after a rename).
+    pub(crate) fn emit_server(&self, server: &ServerHandle) {
+        self.emit(Change::Server {
+            server: server.view(),
+        });
+    }
+
     /// Stops background work and the managed server, if any.
     pub async fn shutdown(&self) {
-        if let Some(task) = lock(&self.inner.sync).1.take() {
-            task.abort();
+        let servers = self.server_handles();
+        for server in &servers {
+            server.stop_tasks();
         }
         for task in lock(&self.inner.tasks).drain(..) {
             task.abort();
         }
         self.inner.flows.cancel_all();
         self.inner.loops.cancel_all();
-        self.stop_supervisor().await;
+        for server in &servers {
+            self.stop_supervisor(server).await;
+        }
     }
 
     /// Starts over with `target` (or the current one when `None`): stops following the
     /// current server (and stops it when it is the managed one), then starts or attaches anew.
     /// What the UI's Retry and "attach to a URL" do.
     pub(crate) async fn reconnect(&self, target: Option<OpencodeTarget>) {
-        let old = {
-            let mut sync = lock(&self.inner.sync);
-            if let Some(target) = target {
-                sync.0 = target;
-            }
-            sync.1.take()
+        self.reconnect_server(&ServerId::main(), target).await;
+    }
+
+    /// [`Core::reconnect`] for any server.
+    pub(crate) async fn reconnect_server(&self, id: &ServerId, target: Option<OpencodeTarget>) {
+        let Some(server) = self.server(id) else {
+            return;
         };
+        if let Some(target) = target {
+            *lock(&server.target) = target;
+        }
+        let old = lock(&server.sync).take();
         if let Some(task) = old {
             task.abort();
             let _ = task.await;
         }
-        self.stop_supervisor().await;
-        self.set_client(None);
-        self.set_connection(Connection::Connecting { url: None });
-        let mut sync = lock(&self.inner.sync);
-        let task = tokio::spawn(crate::sync::run(self.clone(), sync.0.clone()));
-        if let Some(stale) = sync.1.replace(task) {
+        for task in lock(&server.tasks).drain(..) {
+            task.abort();
+        }
+        self.stop_supervisor(&server).await;
+        server.set_client(None);
+        self.set_server_connection(&server, Connection::Connecting { url: None });
+        let task = tokio::spawn(crate::sync::run(
+            self.clone(),
+            server.clone(),
+            lock(&server.target).clone(),
+        ));
+        if let Some(stale) = lock(&server.sync).replace(task) {
             stale.abort();
         }
     }
@@ -262,11 +432,8 @@ impl Core {
 
     /// The folder the managed OpenCode server runs in (none when attached to a URL).
     pub fn managed_folder(&self) -> Option<PathBuf> {
-        lock(&self.inner.managed_folder).clone()
-    }
-
-    pub(crate) fn set_managed_folder(&self, folder: Option<PathBuf>) {
-        *lock(&self.inner.managed_folder) = folder;
+        self.server(ServerId::MAIN)
+            .and_then(|s| lock(&s.managed_folder).clone())
     }
 
     /// The folder holding the database.
@@ -279,25 +446,17 @@ impl Core {
         self.inner.changes.subscribe()
     }
 
-    /// The current client, or an error while not connected.
+    /// The main server's client, or an error while it is not connected. Flows on a session use
+    /// [`Core::client_for`].
     pub fn client(&self) -> Result<Client> {
-        self.inner
-            .client
-            .read()
-            .map_err(|_| Error::Internal("client lock".into()))?
-            .clone()
-            .ok_or(Error::NotConnected)
+        self.server_client(ServerId::MAIN)
     }
 
-    pub(crate) fn set_client(&self, client: Option<Client>) {
-        if let Ok(mut c) = self.inner.client.write() {
-            *c = client;
-        }
-    }
-
-    /// The connection state.
+    /// The main server's connection state.
     pub fn connection(&self) -> Connection {
-        lock(&self.inner.connection).clone()
+        self.server(ServerId::MAIN)
+            .map(|s| s.connection())
+            .unwrap_or(Connection::Connecting { url: None })
     }
 
     /// Notes that the event stream may have lost events (see [`Inner::stream_gaps`]); called
@@ -313,17 +472,6 @@ impl Core {
         self.inner
             .stream_gaps
             .load(std::sync::atomic::Ordering::SeqCst)
-    }
-
-    pub(crate) fn set_connection(&self, connection: Connection) {
-        {
-            let mut c = lock(&self.inner.connection);
-            if *c == connection {
-                return;
-            }
-            *c = connection.clone();
-        }
-        self.emit(Change::Connection { connection });
     }
 
     /// Runs `f` on the store and pushes the change it returns, in order, under one lock.
@@ -402,7 +550,7 @@ impl Core {
 
     /// A session fetched from the server (and remembered in the store).
     pub(crate) async fn session(&self, id: &str) -> Result<Session> {
-        match self.client()?.get_session(id).await {
+        match self.client_for(id)?.get_session(id).await {
             Ok(s) => Ok(self.remember_session(s).session),
             Err(crosscheck_opencode::Error::NotFound { .. }) => {
                 Err(Error::SessionNotFound(id.to_owned()))
@@ -426,6 +574,7 @@ impl Core {
         Snapshot {
             seq,
             connection: self.connection(),
+            servers: self.servers(),
             sessions,
             statuses,
             permissions,
@@ -442,6 +591,16 @@ impl Core {
     /// A newer copy that arrived by event meanwhile (`time.updated`) is kept instead.
     pub(crate) fn remember_session(&self, session: Session) -> SessionView {
         self.with_store(|st| {
+            let change = st.upsert_fetched_session(session.clone());
+            let newest = st.session(&session.id).cloned().unwrap_or(session);
+            (st.view(&newest), change)
+        })
+    }
+
+    /// [`Core::remember_session`] for a session just made on `server` (created or forked).
+    pub(crate) fn remember_session_on(&self, server: &ServerId, session: Session) -> SessionView {
+        self.with_store(|st| {
+            st.set_server(&session.id, server);
             let change = st.upsert_fetched_session(session.clone());
             let newest = st.session(&session.id).cloned().unwrap_or(session);
             (st.view(&newest), change)
@@ -534,6 +693,7 @@ impl Core {
         &self.inner.searches
     }
 
+    /// Keeps a background task, ended on shutdown.
     pub(crate) fn push_task(&self, task: tokio::task::JoinHandle<()>) {
         let mut tasks = lock(&self.inner.tasks);
         tasks.retain(|t| !t.is_finished());

@@ -59,6 +59,7 @@ impl Db {
         crate::model::loop_record::create_table(&conn)?;
         crate::transfer_log::create_table(&conn)?;
         crate::comments::create_table(&conn)?;
+        crate::servers::saved::create_table(&conn)?;
         conn.execute_batch(crate::review_pin::SCHEMA)?;
         conn.execute_batch(crate::attention::db::SCHEMA)?;
         Ok(Self {

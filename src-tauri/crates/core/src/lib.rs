@@ -5,8 +5,8 @@
 pub mod api;
 pub mod api_types;
 pub mod attachments;
-pub mod comments;
 mod attention;
+pub mod comments;
 pub mod core;
 pub mod db;
 pub mod error;
@@ -25,6 +25,7 @@ pub mod report;
 pub mod requests;
 pub mod review_pin;
 pub mod search;
+pub mod servers;
 mod services;
 pub mod settings;
 pub mod store;

@@ -12,65 +12,83 @@ use crosscheck_opencode::{
 };
 use tokio::sync::mpsc;
 
+use std::sync::Arc;
+
 use crate::api_types::{Connection, NoticeLevel};
 use crate::core::{Core, OpencodeTarget};
 use crate::error::Result;
+use crate::servers::handle::ServerHandle;
 use crate::services::transcripts::PageLoad;
 use crate::store::{LoadToken, SessionsSnapshot};
 
 pub(crate) use crate::services::transcripts::PAGE_SIZE;
 
-pub(crate) async fn run(core: Core, target: OpencodeTarget) {
+/// Starts or attaches to one server and follows it until aborted.
+pub(crate) async fn run(core: Core, server: Arc<ServerHandle>, target: OpencodeTarget) {
     let (config, managed) = match target {
         OpencodeTarget::Attach(config) => {
-            core.set_managed_folder(None);
+            *server
+                .managed_folder
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
             (config, false)
         }
         OpencodeTarget::Managed {
             mut options,
             started_from,
         } => {
-            options.working_dir = managed_folder_for(&core, started_from, &options.working_dir);
+            options.working_dir =
+                managed_folder_for(&core, &server, started_from, &options.working_dir);
             match Supervisor::start(options).await {
                 Ok(sup) => {
                     let config = sup.config();
-                    watch_supervisor(&core, &sup);
-                    core.keep_supervisor(sup).await;
+                    watch_supervisor(&core, &server, &sup);
+                    core.keep_supervisor(&server, sup).await;
                     (config, true)
                 }
                 Err(crosscheck_opencode::Error::NotInstalled { looked }) => {
-                    core.set_connection(Connection::NotInstalled { looked });
+                    core.set_server_connection(&server, Connection::NotInstalled { looked });
                     return;
                 }
                 Err(e) => {
-                    core.set_connection(Connection::Failed {
-                        error: e.to_string(),
-                    });
+                    core.set_server_connection(
+                        &server,
+                        Connection::Failed {
+                            error: e.to_string(),
+                        },
+                    );
                     return;
                 }
             }
         }
     };
-    core.set_connection(Connection::Connecting {
-        url: Some(config.base_url.clone()),
-    });
+    core.set_server_connection(
+        &server,
+        Connection::Connecting {
+            url: Some(config.base_url.clone()),
+        },
+    );
     let client = match Client::new(config.clone()) {
         Ok(c) => c,
         Err(e) => {
-            core.set_connection(Connection::Failed {
-                error: e.to_string(),
-            });
+            core.set_server_connection(
+                &server,
+                Connection::Failed {
+                    error: e.to_string(),
+                },
+            );
             return;
         }
     };
-    core.set_client(Some(client.clone()));
-    follow_stream(core, client, config, managed).await;
+    server.set_client(Some(client.clone()));
+    follow_stream(core, server, client, config, managed).await;
 }
 
 /// The folder the managed server runs in (see [`crate::launch::managed_folder`]); the
 /// last-resort folder in the data folder is created here.
 fn managed_folder_for(
     core: &Core,
+    server: &ServerHandle,
     started_from: crate::launch::StartedFrom,
     current: &std::path::Path,
 ) -> std::path::PathBuf {
@@ -92,31 +110,33 @@ fn managed_folder_for(
         tracing::warn!("cannot create {}: {e}", folder.display());
     }
     tracing::info!("the managed OpenCode server runs in {}", folder.display());
-    core.set_managed_folder(Some(folder.clone()));
+    *server
+        .managed_folder
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(folder.clone());
     folder
 }
 
-fn watch_supervisor(core: &Core, sup: &Supervisor) {
+fn watch_supervisor(core: &Core, server: &Arc<ServerHandle>, sup: &Supervisor) {
     let mut state = sup.state();
     let core2 = core.clone();
-    core.push_task(tokio::spawn(async move {
+    let server2 = server.clone();
+    server.push_task(tokio::spawn(async move {
         while state.changed().await.is_ok() {
             let s = state.borrow().clone();
             match s {
                 ServerState::Restarting { reason, .. } => {
-                    let url = core2
+                    let url = server2
                         .client()
                         .map(|c| c.base_url().to_owned())
                         .unwrap_or_default();
-                    core2.set_connection(Connection::reconnecting(
-                        url,
-                        reason,
-                        DropCause::Restarting,
-                        0,
-                    ));
+                    core2.set_server_connection(
+                        &server2,
+                        Connection::reconnecting(url, reason, DropCause::Restarting, 0),
+                    );
                 }
                 ServerState::Failed { reason } => {
-                    core2.set_connection(Connection::Failed { error: reason })
+                    core2.set_server_connection(&server2, Connection::Failed { error: reason })
                 }
                 _ => {}
             }
@@ -142,7 +162,13 @@ enum Outcome {
 /// Follows the event stream; after every (re)connect a resync runs beside it (events keep being
 /// applied, and recorded for the fetches in progress), and a resync that did not reload
 /// everything is tried again with backoff for as long as the stream stays open.
-async fn follow_stream(core: Core, client: Client, config: ServerConfig, managed: bool) {
+async fn follow_stream(
+    core: Core,
+    server: Arc<ServerHandle>,
+    client: Client,
+    config: ServerConfig,
+    managed: bool,
+) {
     let (tx, mut rx) = mpsc::channel(1024);
     let _stream = spawn_event_stream(client.clone(), tx, StreamOptions::default());
     let (done_tx, mut done_rx) = mpsc::channel::<(u64, Outcome)>(4);
@@ -155,8 +181,9 @@ async fn follow_stream(core: Core, client: Client, config: ServerConfig, managed
             task.abort();
         }
         let (core, client, done) = (core.clone(), client.clone(), done_tx.clone());
+        let id = server.id.clone();
         *running = Some(tokio::spawn(async move {
-            let outcome = resync(&core, &client).await;
+            let outcome = resync(&core, &id, &client).await;
             let _ = done.send((generation, outcome)).await;
         }));
     };
@@ -181,7 +208,7 @@ async fn follow_stream(core: Core, client: Client, config: ServerConfig, managed
                     StreamItem::Events(batch) => {
                         let touched = crate::file_events::touched(&batch);
                         for envelope in batch {
-                            core.with_store(|store| ((), store.apply(envelope.event)));
+                            core.with_store(|store| ((), store.apply_from(&server.id, envelope.event)));
                         }
                         for change in touched {
                             core.emit(change);
@@ -195,7 +222,7 @@ async fn follow_stream(core: Core, client: Client, config: ServerConfig, managed
                         if let Some(task) = running.take() {
                             task.abort();
                         }
-                        core.set_connection(Connection::reconnecting(
+                        core.set_server_connection(&server, Connection::reconnecting(
                             config.base_url.clone(),
                             error,
                             cause,
@@ -216,14 +243,14 @@ async fn follow_stream(core: Core, client: Client, config: ServerConfig, managed
                 match outcome {
                     Outcome::Complete { version } => {
                         backoff = RETRY_FIRST;
-                        core.set_connection(Connection::Ready {
+                        core.set_server_connection(&server, Connection::Ready {
                             url: config.base_url.clone(),
                             version,
                             managed,
                         });
                     }
                     Outcome::Partial { version } => {
-                        core.set_connection(Connection::Ready {
+                        core.set_server_connection(&server, Connection::Ready {
                             url: config.base_url.clone(),
                             version,
                             managed,
@@ -233,7 +260,7 @@ async fn follow_stream(core: Core, client: Client, config: ServerConfig, managed
                     }
                     Outcome::Failed { error } => {
                         tracing::warn!("resync failed: {error}");
-                        core.set_connection(Connection::reconnecting(
+                        core.set_server_connection(&server, Connection::reconnecting(
                             config.base_url.clone(),
                             error,
                             DropCause::SyncFailed,
@@ -287,7 +314,7 @@ fn report(core: &Core, what: &str, error: &str) {
 /// Reloads everything from the server: sessions (recording the events that arrive meanwhile),
 /// statuses, pending permission requests and followed transcripts. A listing or a transcript
 /// that fails is reported and skipped; what it covered is kept as it was.
-async fn resync(core: &Core, client: &Client) -> Outcome {
+async fn resync(core: &Core, server: &crate::model::ids::ServerId, client: &Client) -> Outcome {
     let health = match client.health().await {
         Ok(h) => h,
         Err(e) => {
@@ -368,6 +395,7 @@ async fn resync(core: &Core, client: &Client) -> Outcome {
     permissions.retain(|p: &crosscheck_opencode::PermissionRequest| seen.insert(p.id.clone()));
     let sessions = sweep_scratch(core, client, listing.sessions);
     let snapshot = SessionsSnapshot {
+        server: server.clone(),
         sessions,
         failed_projects,
         statuses,
@@ -381,7 +409,7 @@ async fn resync(core: &Core, client: &Client) -> Outcome {
         });
     }
     drop(load);
-    let followed = core.read_store(|s, _| s.followed());
+    let followed = core.read_store(|s, _| s.followed_on(server));
     for id in followed {
         if let Err(e) = reload_transcript(core, client, &id).await {
             complete = false;

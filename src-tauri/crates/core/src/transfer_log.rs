@@ -204,7 +204,12 @@ mod tests {
             .transfers_from("ses_r")
             .expect("list")
             .into_iter()
-            .map(|r| (r.sent_message_id, r.source_message_id))
+            .map(|r| {
+                (
+                    r.sent_message_id.into_string(),
+                    r.source_message_id.into_string(),
+                )
+            })
             .collect();
         assert_eq!(
             sent,

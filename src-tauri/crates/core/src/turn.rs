@@ -87,7 +87,7 @@ pub(crate) fn is_gone(error: &Error) -> bool {
 /// Sends `prompt` by the one delivery policy (see the module's doc). A target that is gone
 /// answers an error for which [`is_gone`] holds.
 pub(crate) async fn send(core: &Core, prompt: &Prompt, delivery: Delivery) -> Result<()> {
-    let client = core.client()?;
+    let client = core.client_for(&prompt.session_id)?;
     if delivery == Delivery::MaybeSent
         && delivered(core, &prompt.session_id, &prompt.message_id).await?
     {
@@ -124,7 +124,7 @@ pub(crate) async fn delivered(core: &Core, session_id: &str, message_id: &str) -
         return Ok(true);
     }
     let page = core
-        .client()?
+        .client_for(session_id)?
         .messages(session_id, Some(LOOK_PAGE), None)
         .await
         .map_err(|e| match e {
@@ -527,7 +527,7 @@ pub(crate) async fn await_turn(
             return Ok(end);
         }
     };
-    if let Ok(client) = core.client()
+    if let Ok(client) = core.client_for(session_id)
         && let Err(e) = client.abort(session_id).await
     {
         tracing::warn!(
@@ -541,7 +541,7 @@ pub(crate) async fn await_turn(
 /// The turn's end as the server shows it (asked after the change stream lagged): ended there
 /// only when the session is idle there too. Errors count as "cannot tell".
 async fn on_server(core: &Core, session_id: &str, prompt_id: &str) -> Option<TurnEnd> {
-    let Ok(client) = core.client() else {
+    let Ok(client) = core.client_for(session_id) else {
         return None;
     };
     let directory = core.read_store(|s, _| s.session(session_id).map(|s| s.directory.clone()));

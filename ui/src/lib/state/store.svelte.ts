@@ -18,6 +18,7 @@ import type { Notice } from '$lib/types/Notice';
 import type { PermissionRequest } from '$lib/types/PermissionRequest';
 import type { ReviewProgress } from '$lib/types/ReviewProgress';
 import type { SessionFailure } from '$lib/types/SessionFailure';
+import type { ServerView } from '$lib/types/ServerView';
 import type { SessionView } from '$lib/types/SessionView';
 import type { SessionStatus } from '$lib/types/SessionStatus';
 import type { Settings } from '$lib/types/Settings';
@@ -106,6 +107,8 @@ export type FilesTouched = { serial: number; directory?: string; sessionId?: str
 
 export class Store {
   connection: Connection = $state.raw({ state: 'connecting' });
+  /** Every OpenCode server followed, by id (the main one is `main`). */
+  readonly servers = new SvelteMap<string, ServerView>();
   readonly sessions = new SvelteMap<string, SessionView>();
   /** Non-idle statuses. */
   readonly statuses = new SvelteMap<string, SessionStatus>();
@@ -245,6 +248,8 @@ export class Store {
     this.flush();
     this.seq = snapshot.seq;
     this.connection = snapshot.connection;
+    this.servers.clear();
+    for (const server of snapshot.servers ?? []) this.servers.set(server.id, server);
     this.resetSessions(snapshot.sessions, snapshot.statuses, snapshot.permissions ?? []);
     this.sessionErrors.clear();
     for (const [id, error] of Object.entries(snapshot.sessionErrors ?? {})) {
@@ -349,6 +354,12 @@ export class Store {
       case 'connection':
         this.connection = change.connection;
         break;
+      case 'server':
+        this.servers.set(change.server.id, change.server);
+        break;
+      case 'serverRemoved':
+        this.servers.delete(change.serverId);
+        break;
       case 'sessionsReset':
         this.resetSessions(change.sessions, change.statuses, change.permissions ?? []);
         break;
@@ -448,6 +459,12 @@ export class Store {
         this.findings.set(change.findings.reviewSessionId, change.findings);
         break;
     }
+  }
+
+  /** The connection of the server a session lives on (the main one's when not known). */
+  connectionOf(sessionId: string): Connection {
+    const serverId = this.sessions.get(sessionId)?.serverId ?? 'main';
+    return this.servers.get(serverId)?.connection ?? this.connection;
   }
 
   /** A review pin, unless a newer check of it is known. */

@@ -12,6 +12,8 @@ import type { PermissionRequest } from "./PermissionRequest";
 import type { ReviewPin } from "./ReviewPin";
 import type { ReviewProgress } from "./ReviewProgress";
 import type { SearchProgress } from "./SearchProgress";
+import type { ServerId } from "./ServerId";
+import type { ServerView } from "./ServerView";
 import type { SessionFailure } from "./SessionFailure";
 import type { SessionStatus } from "./SessionStatus";
 import type { SessionView } from "./SessionView";
@@ -28,7 +30,15 @@ export type Change = { "type": "connection",
 /**
  * New state.
  */
-connection: Connection, } | { "type": "sessionsReset", 
+connection: Connection, } | { "type": "server", 
+/**
+ * The server as it is now.
+ */
+server: ServerView, } | { "type": "serverRemoved", 
+/**
+ * Which.
+ */
+serverId: ServerId, } | { "type": "sessionsReset", 
 /**
  * All sessions, newest first.
  */

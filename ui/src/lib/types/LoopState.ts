@@ -4,6 +4,7 @@ import type { LoopPhase } from "./LoopPhase";
 import type { LoopStop } from "./LoopStop";
 import type { PendingSend } from "./PendingSend";
 import type { RoundCost } from "./RoundCost";
+import type { SessionId } from "./SessionId";
 import type { Severity } from "./Severity";
 
 /**
@@ -17,11 +18,11 @@ id: string,
 /**
  * The implementing session.
  */
-originalSessionId: string, 
+originalSessionId: SessionId, 
 /**
  * The reviewing session.
  */
-reviewSessionId: string, 
+reviewSessionId: SessionId, 
 /**
  * The round in progress (1 is the first review).
  */

@@ -2,6 +2,7 @@
 import type { AttentionReason } from "./AttentionReason";
 import type { MessageTokens } from "./MessageTokens";
 import type { ReviewLink } from "./ReviewLink";
+import type { ServerId } from "./ServerId";
 import type { SessionModel } from "./SessionModel";
 import type { SessionRevert } from "./SessionRevert";
 import type { SessionTime } from "./SessionTime";
@@ -11,6 +12,11 @@ import type { SessionTime } from "./SessionTime";
  * so the UI never reads `metadata.openchamber` itself.
  */
 export type SessionView = { 
+/**
+ * The server the session lives on; absent for the main server (so one server's sessions
+ * read as they did before there were several).
+ */
+serverId?: ServerId, 
 /**
  * Its review link, when it has one.
  */

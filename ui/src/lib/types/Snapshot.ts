@@ -2,6 +2,7 @@
 import type { Connection } from "./Connection";
 import type { FlowState } from "./FlowState";
 import type { PermissionRequest } from "./PermissionRequest";
+import type { ServerView } from "./ServerView";
 import type { SessionFailure } from "./SessionFailure";
 import type { SessionStatus } from "./SessionStatus";
 import type { SessionView } from "./SessionView";
@@ -17,9 +18,13 @@ export type Snapshot = {
  */
 seq: number, 
 /**
- * Server connection.
+ * The main server's connection (the first of `servers`).
  */
 connection: Connection, 
+/**
+ * Every server followed, the main one first.
+ */
+servers?: Array<ServerView>, 
 /**
  * All known sessions, newest first.
  */

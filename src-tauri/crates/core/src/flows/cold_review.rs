@@ -157,8 +157,8 @@ pub async fn start(
     }
     let task_core = core.clone();
     let first = progress.clone();
+    let opencode = core.client_for(session_id).ok();
     core.push_task(tokio::spawn(async move {
-        let opencode = task_core.client().ok();
         let outcome = engine.run_via(ticket, opencode).await.map_err(Error::from);
         finish(&task_core, &engine, first, outcome);
     }));
@@ -290,7 +290,7 @@ async fn latest_reply(core: &Core, session_id: &str) -> Result<Option<MessageWit
     if followed.is_some() {
         return Ok(followed);
     }
-    let client = core.client()?;
+    let client = core.client_for(session_id)?;
     let mut before: Option<String> = None;
     for _ in 0..MAX_PAGES {
         let page = client

@@ -12,7 +12,7 @@ use super::patch::patch_session_metadata;
 
 /// Deletes `session_id`, cleaning up the review link when it is a review session.
 pub async fn delete_session(core: &Core, session_id: &str) -> Result<()> {
-    let client = core.client()?;
+    let client = core.client_for(session_id)?;
     let session = match core.session(session_id).await {
         Ok(s) => s,
         Err(Error::SessionNotFound(_)) => {

@@ -159,7 +159,7 @@ impl Flow {
             Some(c) => c,
             None => current_choice(&core, &original),
         };
-        core.client()?;
+        core.client_for(&self.state.session_id)?;
 
         // Follow the transcript so the reply lands in the store.
         let _follow = Follow::new(&core, &original.id).await?;
@@ -422,7 +422,7 @@ async fn undo_review_session(core: &Core, original_id: &str, review_id: &str, wh
             "could not unlink the prepared review session: {e}"
         );
     }
-    match core.client() {
+    match core.client_for(review_id) {
         Ok(client) => match client.delete_session(review_id).await {
             Ok(()) | Err(crosscheck_opencode::Error::NotFound { .. }) => {
                 core.with_store(|s| ((), Some(s.remove_session(review_id))));

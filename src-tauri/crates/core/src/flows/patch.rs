@@ -55,7 +55,7 @@ pub async fn patch_session_metadata(
 /// Callers hold the session's [`MetadataLocks`] guard.
 pub(crate) async fn write_metadata(core: &Core, session_id: &str, next: Metadata) -> Result<()> {
     let updated = core
-        .client()?
+        .client_for(session_id)?
         .update_session(
             session_id,
             &SessionPatch {

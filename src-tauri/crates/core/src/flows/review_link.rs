@@ -73,8 +73,9 @@ pub async fn create_or_reuse_review_session(core: &Core, original_id: &str) -> R
         .await?;
         stale.insert(linked.to_owned());
     }
+    let server = core.server_of(original_id);
     let review = core
-        .client()?
+        .server_client(&server)?
         .create_session(
             &original.directory,
             &CreateSession {
@@ -85,7 +86,10 @@ pub async fn create_or_reuse_review_session(core: &Core, original_id: &str) -> R
             },
         )
         .await?;
-    core.with_store(|s| ((), Some(s.upsert_session(review.clone()))));
+    core.with_store(|s| {
+        s.set_server(&review.id, &server);
+        ((), Some(s.upsert_session(review.clone())))
+    });
     match link(core, original_id, &review.id, stale).await {
         Ok(Linked::Ours) => Ok(Prepared::Created(review)),
         Ok(Linked::Theirs(winner)) => {
@@ -173,7 +177,7 @@ async fn read_only(core: &Core, review: Session) -> Result<Session> {
         return Ok(review);
     }
     let patched = core
-        .client()?
+        .client_for(&review.id)?
         .update_session(
             &review.id,
             &crosscheck_opencode::SessionPatch {
@@ -241,7 +245,7 @@ async fn link(
 /// it that a late write (ours, or another client's from a read made while ours stood) left on
 /// the original: the original never names a session we deleted.
 async fn remove_own(core: &Core, original_id: &str, review_id: &str) -> Result<()> {
-    match core.client()?.delete_session(review_id).await {
+    match core.client_for(review_id)?.delete_session(review_id).await {
         Ok(()) | Err(crosscheck_opencode::Error::NotFound { .. }) => {
             core.with_store(|s| ((), Some(s.remove_session(review_id))));
         }

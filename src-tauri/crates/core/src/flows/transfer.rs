@@ -120,15 +120,15 @@ pub(crate) async fn deliver(core: &Core, out: Outgoing<'_>) -> Result<TransferRe
     let choice = current_choice(core, target);
     let sent_id = ids::message_id();
     let record = TransferRecord {
-        source_session_id: out.source_session_id.to_owned(),
-        source_message_id: out.source_message_id.to_owned(),
-        target_session_id: target.id.clone(),
+        source_session_id: out.source_session_id.into(),
+        source_message_id: out.source_message_id.into(),
+        target_session_id: target.id.clone().into(),
         direction,
-        sent_message_id: sent_id.clone(),
+        sent_message_id: sent_id.clone().into(),
         sent_at: now_ms(),
         pending: true,
     };
-    core.client()?;
+    core.client_for(&target.id)?;
     // A claim a dead process left pending for this message is settled first.
     check_claims(core, Some((out.source_session_id, out.source_message_id))).await;
     core.db().claim_transfer(&record, out.resend)?;
@@ -216,8 +216,8 @@ pub(crate) async fn check_claims(core: &Core, source: Option<(&str, &str)>) {
                 );
                 drop_claim(core, &claim.sent_message_id);
                 core.emit(Change::TransferDropped {
-                    source_message_id: claim.source_message_id,
-                    sent_message_id: claim.sent_message_id,
+                    source_message_id: claim.source_message_id.into(),
+                    sent_message_id: claim.sent_message_id.into(),
                 });
             }
             Err(e) => {
@@ -251,7 +251,7 @@ pub(crate) async fn find_message(
     let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     loop {
         let page = core
-            .client()?
+            .client_for(session_id)?
             .messages(session_id, Some(200), before.as_deref())
             .await?;
         if let Some(m) = page.messages.into_iter().find(|m| m.info.id == message_id) {
@@ -284,7 +284,7 @@ pub(crate) async fn turn_text(core: &Core, session_id: &str, message: &MessageWi
     if let Some(text) = loaded {
         return text;
     }
-    match core.client() {
+    match core.client_for(session_id) {
         Ok(client) => match client.messages(session_id, Some(200), None).await {
             Ok(page) if page.messages.iter().any(|m| m.info.id == message.info.id) => {
                 steps_text(&page.messages, &parent)

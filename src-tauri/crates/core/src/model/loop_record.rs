@@ -7,6 +7,7 @@ use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::ids::SessionId;
 use crate::db::Db;
 use crate::error::{Error, Result};
 
@@ -109,9 +110,9 @@ pub struct LoopState {
     /// Loop id.
     pub id: String,
     /// The implementing session.
-    pub original_session_id: String,
+    pub original_session_id: SessionId,
     /// The reviewing session.
-    pub review_session_id: String,
+    pub review_session_id: SessionId,
     /// The round in progress (1 is the first review).
     pub round: u32,
     /// The round cap.

@@ -2,10 +2,11 @@
 //! transfers and findings. They sit below every flow and request handler (nothing here imports
 //! `flows/` or `requests/`), so [`crate::api_types`] can name them without reaching up.
 
-pub mod comment;
 pub mod attention;
+pub mod comment;
 pub mod findings;
 pub mod flow;
+pub mod ids;
 pub mod loop_record;
 pub mod pin;
 pub mod review_progress;

@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::ids::{MessageId, SessionId};
+
 /// Which way a transfer goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -21,15 +23,15 @@ pub enum TransferDirection {
 #[ts(export)]
 pub struct TransferRecord {
     /// The session the sent message is in.
-    pub source_session_id: String,
+    pub source_session_id: SessionId,
     /// The assistant message whose text was sent.
-    pub source_message_id: String,
+    pub source_message_id: MessageId,
     /// The session it was sent to.
-    pub target_session_id: String,
+    pub target_session_id: SessionId,
     /// Which way it went.
     pub direction: TransferDirection,
     /// The user message Crosscheck created in the target session.
-    pub sent_message_id: String,
+    pub sent_message_id: MessageId,
     /// When it was sent (ms since the epoch).
     #[ts(type = "number")]
     pub sent_at: i64,

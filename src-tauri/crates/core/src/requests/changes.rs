@@ -127,7 +127,7 @@ pub struct Todos {
 
 /// The files a scope of a session changed.
 pub async fn changes(core: &Core, req: Changes) -> Result<ChangeSet> {
-    let client = core.client()?;
+    let client = core.client_for(&req.session_id)?;
     let asked = core.session(&req.session_id).await?;
     let asked = core.read_store(|store, _| store.view(&asked));
     let (session, from_original) = match &asked.link {
@@ -246,7 +246,11 @@ async fn against_base(directory: &str) -> Result<Option<Vec<FileDiff>>> {
 
 /// The session's todo list; a session the server does not know is `not_found`.
 pub async fn todos(core: &Core, req: Todos) -> Result<Vec<Todo>> {
-    match core.client()?.todos(&req.session_id).await {
+    match core
+        .client_for(&req.session_id)?
+        .todos(&req.session_id)
+        .await
+    {
         Err(e) if e.is_not_found() => Err(Error::SessionNotFound(req.session_id)),
         other => Ok(other?),
     }
@@ -270,7 +274,7 @@ async fn user_messages(
     most: usize,
     reverted: Option<&str>,
 ) -> Result<Vec<String>> {
-    let client = core.client()?;
+    let client = core.client_for(session_id)?;
     let mut before: Option<String> = None;
     let mut found = Vec::new();
     for _ in 0..TURN_PAGES {
@@ -302,7 +306,7 @@ async fn joined_turns(
     session_id: &str,
     reverted: Option<&str>,
 ) -> Result<Vec<FileDiff>> {
-    let client = core.client()?;
+    let client = core.client_for(session_id)?;
     let mut joined: Vec<FileDiff> = Vec::new();
     for message_id in user_messages(core, session_id, MAX_JOINED_TURNS, reverted).await? {
         for diff in client.session_diff(session_id, Some(&message_id)).await? {

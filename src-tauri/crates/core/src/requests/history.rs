@@ -65,7 +65,7 @@ pub async fn revert(core: &Core, req: RevertSession) -> Result<SessionView> {
 /// Brings back what a revert undid; answers the session without `revert`.
 pub async fn unrevert(core: &Core, req: UnrevertSession) -> Result<SessionView> {
     let session = core
-        .client()?
+        .client_for(&req.session_id)?
         .unrevert(&req.session_id)
         .await
         .map_err(|e| busy_or(e, &req.session_id))?;
@@ -74,7 +74,8 @@ pub async fn unrevert(core: &Core, req: UnrevertSession) -> Result<SessionView> 
 
 /// Forks a session from a message; answers the new session.
 pub async fn fork(core: &Core, req: ForkSession) -> Result<SessionView> {
-    let client = core.client()?;
+    let server = core.server_of(&req.session_id);
+    let client = core.server_client(&server)?;
     if let Some(message_id) = &req.message_id {
         // The server copies the whole session for a message it does not know.
         client
@@ -85,7 +86,7 @@ pub async fn fork(core: &Core, req: ForkSession) -> Result<SessionView> {
     let session = client
         .fork(&req.session_id, req.message_id.as_deref())
         .await?;
-    Ok(core.remember_session(session))
+    Ok(core.remember_session_on(&server, session))
 }
 
 /// Files in the session's folder whose names match the query, best first.
@@ -93,7 +94,7 @@ pub async fn find_files(core: &Core, req: FindFiles) -> Result<Vec<String>> {
     let directory = session_directory(core, &req.session_id).await?;
     let query = req.query.trim();
     Ok(core
-        .client()?
+        .client_for(&req.session_id)?
         .find_files(&directory, query, FIND_RESULTS)
         .await?)
 }
@@ -102,7 +103,7 @@ pub async fn find_files(core: &Core, req: FindFiles) -> Result<Vec<String>> {
 /// turn runs, and ignores a message it does not know.
 pub(crate) async fn revert_to(core: &Core, session_id: &str, message_id: &str) -> Result<Session> {
     let session = core
-        .client()?
+        .client_for(session_id)?
         .revert(session_id, message_id)
         .await
         .map_err(|e| busy_or(e, session_id))?;

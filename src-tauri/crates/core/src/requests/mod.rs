@@ -53,7 +53,7 @@ pub use history::{FindFiles, ForkSession, RevertSession, UnrevertSession};
 pub use prompts::{ResetPrompt, SetPrompt};
 pub use review_loop::{ListFindings, LoopSettings, ReviewReport, StartLoop, StopLoop};
 pub use reviews::{ColdReview, GetReview, ListReviews, SetReviewerSettings};
-pub use server::AttachServer;
+pub use server::{AddServer, AttachServer, RenameServer, ServerRef};
 pub use sessions::{ArchiveSession, CreateSession, DeleteSession, RenameSession};
 pub use settings::{ActivateTab, CloseTab, MoveTab, OpenTab, SetSettings, ShowPair};
 pub use transcripts::{CloseSession, LoadOlder, OpenSession};
@@ -144,6 +144,14 @@ requests! {
         LoadOlder(LoadOlder) => OlderPage = transcripts::load_older;
         /// Attaches to the OpenCode server at a URL instead of the current one.
         AttachServer(AttachServer) => () = server::attach;
+        /// Adds an attached server beside the others (saved; the same URL twice is refused).
+        AddServer(AddServer) => crate::api_types::ServerView = server::add;
+        /// Renames a server.
+        RenameServer(RenameServer) => crate::api_types::ServerView = server::rename;
+        /// Starts following one server anew.
+        ReconnectServer(ServerRef) => () = server::reconnect_server;
+        /// Stops following a server and forgets it.
+        RemoveServer(ServerRef) => () = server::remove;
         /// Creates a session in a directory.
         CreateSession(CreateSession) => SessionView = sessions::create;
         /// Renames a session.

@@ -1,10 +1,18 @@
-//! Server requests: start over (Retry), or attach to an OpenCode server at a URL instead.
+//! Server requests: start over (Retry), attach the main server to another URL, and add,
+//! rename, reconnect or remove the other servers.
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use std::sync::Arc;
+
+use crate::api_types::{NoticeLevel, PasswordStore, ServerView};
 use crate::core::{Core, OpencodeTarget};
 use crate::error::{Error, Result};
+use crate::model::ids::ServerId;
+use crate::servers::handle::ServerHandle;
+use crate::servers::saved;
+use crate::servers::url::normalize;
 
 /// Fields of [`Request::AttachServer`](super::Request::AttachServer).
 #[derive(Debug, Clone, Deserialize, Serialize, TS)]
@@ -40,8 +48,196 @@ pub async fn attach(core: &Core, req: AttachServer) -> Result<()> {
         base_url: url,
         password: req.password.filter(|p| !p.is_empty()),
     };
-    // Refuses what the client cannot use, before the current server is dropped.
+    // Refuses what the client cannot use, or another server's address, before the current
+    // server is dropped.
     crosscheck_opencode::Client::new(config.clone())?;
+    if let Ok(normalized) = normalize(&config.base_url) {
+        refuse_duplicate_except(core, &normalized, Some(ServerId::MAIN))?;
+    }
     core.reconnect(Some(OpencodeTarget::Attach(config))).await;
+    Ok(())
+}
+
+/// Fields of [`Request::AddServer`](super::Request::AddServer).
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct AddServer {
+    /// The server's base URL (`http://127.0.0.1:4096`, or a tunnel's local end).
+    pub url: String,
+    /// Its password (`OPENCODE_SERVER_PASSWORD`), when it has one.
+    #[serde(default)]
+    #[ts(optional)]
+    pub password: Option<String>,
+    /// The name shown (its address when absent).
+    #[serde(default)]
+    #[ts(optional)]
+    pub name: Option<String>,
+}
+
+/// Fields of [`Request::RenameServer`](super::Request::RenameServer).
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct RenameServer {
+    /// Which server.
+    pub server_id: ServerId,
+    /// Its new name.
+    pub name: String,
+}
+
+/// Fields of [`Request::ReconnectServer`](super::Request::ReconnectServer) and
+/// [`Request::RemoveServer`](super::Request::RemoveServer).
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct ServerRef {
+    /// Which server.
+    pub server_id: ServerId,
+}
+
+/// Refuses an address some followed server has already.
+fn refuse_duplicate(core: &Core, normalized: &str) -> Result<()> {
+    refuse_duplicate_except(core, normalized, None)
+}
+
+/// [`refuse_duplicate`] that ignores one server (the one being re-attached).
+fn refuse_duplicate_except(core: &Core, normalized: &str, except: Option<&str>) -> Result<()> {
+    for server in core.server_handles() {
+        if except.is_some_and(|id| server.id == id) {
+            continue;
+        }
+        let Some(url) = server.url() else { continue };
+        if normalize(&url).is_ok_and(|u| u == normalized) {
+            return Err(Error::InvalidRequest(format!(
+                "{normalized} is already in the list as \"{}\"",
+                server.view().name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Adds an attached server beside the others, saves it (its password apart, in a file only
+/// the user can read) and starts following it. The same address twice is refused.
+pub async fn add(core: &Core, req: AddServer) -> Result<ServerView> {
+    let url = normalize(&req.url)?;
+    refuse_duplicate(core, &url)?;
+    let password = req.password.filter(|p| !p.is_empty());
+    let config = crosscheck_opencode::ServerConfig {
+        base_url: url.clone(),
+        password: password.clone(),
+    };
+    crosscheck_opencode::Client::new(config.clone())?;
+    let id = ServerId::from(crosscheck_opencode::ids::ascending("srv"));
+    let name = req
+        .name
+        .map(|n| n.trim().to_owned())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| url.clone());
+    let password_store = match &password {
+        Some(p) => Some(saved::store_password(core.data_dir(), &id, p)?),
+        None => None,
+    };
+    saved::insert(
+        core.db(),
+        &saved::SavedServer {
+            id: id.clone(),
+            name: name.clone(),
+            url,
+        },
+    )?;
+    let handle = Arc::new(ServerHandle::new(
+        id,
+        name,
+        OpencodeTarget::Attach(config),
+        true,
+        password_store,
+    ));
+    let view = handle.view();
+    core.insert_server(handle);
+    Ok(view)
+}
+
+/// Adds a server given on the command line (not saved: it is given again next time). An
+/// address already followed is refused.
+pub fn add_unsaved(core: &Core, config: crosscheck_opencode::ServerConfig) -> Result<ServerId> {
+    let url = normalize(&config.base_url)?;
+    refuse_duplicate(core, &url)?;
+    crosscheck_opencode::Client::new(config.clone())?;
+    let id = ServerId::from(crosscheck_opencode::ids::ascending("cli"));
+    let store = config.password.as_ref().map(|_| PasswordStore::NotSaved);
+    core.insert_server(Arc::new(ServerHandle::new(
+        id.clone(),
+        url,
+        OpencodeTarget::Attach(config),
+        false,
+        store,
+    )));
+    Ok(id)
+}
+
+/// Renames a server (and its saved entry).
+pub async fn rename(core: &Core, req: RenameServer) -> Result<ServerView> {
+    let server = core
+        .server(&req.server_id)
+        .ok_or_else(|| Error::InvalidRequest(format!("no server {}", req.server_id)))?;
+    let name = req.name.trim().to_owned();
+    if name.is_empty() {
+        return Err(Error::InvalidRequest("a server needs a name".into()));
+    }
+    if server.saved {
+        saved::rename(core.db(), &server.id, &name)?;
+    }
+    server.set_name(name);
+    core.emit_server(&server);
+    Ok(server.view())
+}
+
+/// Starts following one server anew.
+pub async fn reconnect_server(core: &Core, req: ServerRef) -> Result<()> {
+    if core.server(&req.server_id).is_none() {
+        return Err(Error::InvalidRequest(format!(
+            "no server {}",
+            req.server_id
+        )));
+    }
+    core.reconnect_server(&req.server_id, None).await;
+    Ok(())
+}
+
+/// Stops following a server and forgets it: its streams end, the flows on its sessions are
+/// cancelled, its sessions leave the sidebar and a notice says so. The main server stays.
+pub async fn remove(core: &Core, req: ServerRef) -> Result<()> {
+    if req.server_id.is_main() {
+        return Err(Error::InvalidRequest(
+            "the main server cannot be removed; attach it to another address instead".into(),
+        ));
+    }
+    let sessions: Vec<String> = core.read_store(|s, _| {
+        s.sessions()
+            .into_iter()
+            .filter(|x| s.server_of(&x.id) == req.server_id)
+            .map(|x| x.id)
+            .collect()
+    });
+    let Some(server) = core.stop_server(&req.server_id).await else {
+        return Err(Error::InvalidRequest(format!(
+            "no server {}",
+            req.server_id
+        )));
+    };
+    core.end_flows_of(&sessions);
+    if server.saved {
+        saved::remove(core.db(), &server.id)?;
+        saved::forget_password(core.data_dir(), &server.id);
+    }
+    let name = server.view().name;
+    core.notice(
+        NoticeLevel::Info,
+        "server.removed",
+        &[("name", &name)],
+        format!("Removed the server {name}: its sessions and flows ended here."),
+    );
     Ok(())
 }

@@ -22,6 +22,10 @@ pub struct CreateSession {
     #[serde(default)]
     #[ts(optional)]
     pub title: Option<String>,
+    /// The server to create it on (the main one when absent).
+    #[serde(default)]
+    #[ts(optional)]
+    pub server_id: Option<crate::model::ids::ServerId>,
 }
 
 /// Fields of [`Request::RenameSession`](super::Request::RenameSession).
@@ -72,13 +76,17 @@ pub async fn create(core: &Core, req: CreateSession) -> Result<SessionView> {
             .filter(|t| !t.is_empty()),
         ..Default::default()
     };
-    let session = core.client()?.create_session(&directory, &body).await?;
+    let server = req.server_id.unwrap_or_default();
+    let session = core
+        .server_client(&server)?
+        .create_session(&directory, &body)
+        .await?;
     core.remember_project(&directory);
     let recent = push_recent(&core.db().recent_folders(), &directory);
     if let Err(e) = core.db().set_recent_folders(&recent) {
         tracing::warn!("could not save the recent folders: {e}");
     }
-    Ok(core.remember_session(session))
+    Ok(core.remember_session_on(&server, session))
 }
 
 /// Renames a session.
@@ -111,6 +119,9 @@ pub async fn delete(core: &Core, req: DeleteSession) -> Result<()> {
 }
 
 async fn patch_session(core: &Core, session_id: &str, patch: SessionPatch) -> Result<SessionView> {
-    let session = core.client()?.update_session(session_id, &patch).await?;
+    let session = core
+        .client_for(session_id)?
+        .update_session(session_id, &patch)
+        .await?;
     Ok(core.remember_session(session))
 }

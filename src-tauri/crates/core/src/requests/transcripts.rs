@@ -77,7 +77,7 @@ pub async fn load_older(core: &Core, req: LoadOlder) -> Result<OlderPage> {
         });
     };
     let page = core
-        .client()?
+        .client_for(session_id)?
         .messages(session_id, Some(PAGE_SIZE), Some(&cursor))
         .await?;
     // A server that hands back the cursor it was given would page forever.

@@ -155,7 +155,7 @@ pub async fn run_command(core: &Core, req: RunCommand) -> Result<CommandStarted>
             review: Box::new(review),
         });
     }
-    let client = core.client()?;
+    let client = core.client_for(&session_id)?;
     let message_id = ids::message_id();
     let request = CommandRequest {
         command,
@@ -184,14 +184,16 @@ pub async fn run_command(core: &Core, req: RunCommand) -> Result<CommandStarted>
 
 /// Stops the session's running turn.
 pub async fn abort(core: &Core, req: Abort) -> Result<()> {
-    core.client()?.abort(&req.session_id).await?;
+    core.client_for(&req.session_id)?
+        .abort(&req.session_id)
+        .await?;
     Ok(())
 }
 
 /// Answers a permission request in its session's directory. Once the server took the answer,
 /// or says the request is gone (answered elsewhere, or the turn ended), it is no longer pending.
 pub async fn reply_permission(core: &Core, req: ReplyPermission) -> Result<()> {
-    let client = core.client()?;
+    let client = core.client_for(&req.session_id)?;
     // A session that is gone says so (`SessionNotFound`: its request went with it).
     let directory = core.known_session(&req.session_id).await?.directory;
     let directory = Some(directory).filter(|d| !d.is_empty());

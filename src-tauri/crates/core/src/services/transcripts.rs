@@ -24,7 +24,7 @@ pub(crate) async fn follow_transcript(core: &Core, session_id: &str, follower: &
         return Ok(());
     };
     let load = PageLoad::new(core, session_id, token, Some(follower));
-    let client = core.client()?;
+    let client = core.client_for(session_id)?;
     let page = client
         .messages(session_id, Some(PAGE_SIZE), None)
         .await

@@ -8,6 +8,7 @@ use crosscheck_opencode::{Event, MessageWithParts, PermissionRequest, Session, S
 
 use super::{Store, Transcript, is_scratch};
 use crate::api_types::Change;
+use crate::model::ids::ServerId;
 
 /// Most events a fetch records; past it the oldest are dropped (the server's final snapshot of
 /// a part or a message still replaces what was streamed, and a resync comes after a failure).
@@ -16,6 +17,8 @@ const MAX_RECORDED: usize = 50_000;
 /// What a fetched session list replaces, and what it must keep.
 #[derive(Debug, Default)]
 pub struct SessionsSnapshot {
+    /// The server listed (only its sessions are replaced).
+    pub server: ServerId,
     /// Every session listed.
     pub sessions: Vec<Session>,
     /// Projects whose listing failed: their known sessions are kept. `None` in the set means
@@ -42,7 +45,7 @@ impl Store {
 
     /// Records `event` for the fetches in progress; false when it must not be applied now
     /// (its transcript's first page is still loading).
-    pub(super) fn record(&mut self, event: &Event) -> bool {
+    pub(super) fn record(&mut self, server: &ServerId, event: &Event) -> bool {
         if let Some(session_id) = crate::replay::transcript_session(event) {
             let Some(t) = self.transcripts.get_mut(session_id) else {
                 return true;
@@ -56,7 +59,7 @@ impl Store {
             push_capped(
                 &mut self.sessions_recording,
                 &mut self.sessions_loads,
-                event,
+                &(server.clone(), event.clone()),
             );
         }
         true
@@ -178,7 +181,7 @@ impl Store {
     /// [`Store::begin_sessions_load`].
     pub fn finish_sessions_load(&mut self, token: LoadToken, snapshot: SessionsSnapshot) -> Change {
         let start = self.sessions_loads.remove(&token.0).unwrap_or(0);
-        let recorded: Vec<Event> = self
+        let recorded: Vec<(ServerId, Event)> = self
             .sessions_recording
             .get(start..)
             .unwrap_or_default()
@@ -189,8 +192,15 @@ impl Store {
         let keep_all = snapshot.failed_projects.contains(&None);
         let mut snapshot = snapshot;
         snapshot.sessions.retain(|s| !is_scratch(s));
-        let known = std::mem::take(&mut self.sessions);
-        let mut merged: HashMap<String, Session> = HashMap::new();
+        let server = snapshot.server.clone();
+        let (known, others): (HashMap<String, Session>, HashMap<String, Session>) =
+            std::mem::take(&mut self.sessions)
+                .into_iter()
+                .partition(|(id, _)| self.server_of(id) == server);
+        for session in &snapshot.sessions {
+            self.set_server(&session.id, &server);
+        }
+        let mut merged: HashMap<String, Session> = others;
         for session in snapshot.sessions {
             let newest = match known.get(&session.id) {
                 Some(k) if k.time.updated > session.time.updated => k.clone(),
@@ -208,11 +218,13 @@ impl Store {
             }
         }
         self.sessions = merged;
+        // Another server's statuses and requests are kept as they are.
         let in_failed_dir = |store: &Store, session_id: &str| {
-            store
-                .sessions
-                .get(session_id)
-                .is_some_and(|s| snapshot.failed_directories.contains(&s.directory))
+            store.server_of(session_id) != server
+                || store
+                    .sessions
+                    .get(session_id)
+                    .is_some_and(|s| snapshot.failed_directories.contains(&s.directory))
         };
         let mut statuses: HashMap<String, SessionStatus> = snapshot
             .statuses
@@ -238,10 +250,13 @@ impl Store {
                 .or_default()
                 .insert(request.id.clone(), request);
         }
-        for event in recorded {
-            self.apply_now(event);
+        for (from, event) in recorded {
+            if from == server {
+                self.apply_now(&from, event);
+            }
         }
         let sessions = &self.sessions;
+        self.server_of.retain(|id, _| sessions.contains_key(id));
         self.transcripts.retain(|id, _| sessions.contains_key(id));
         self.errors.retain(|id, _| sessions.contains_key(id));
         self.sessions_reset_change()
@@ -276,7 +291,7 @@ fn is_session_level(event: &Event) -> bool {
 }
 
 /// Appends to a recording, dropping the oldest event past [`MAX_RECORDED`].
-fn push_capped(recording: &mut Vec<Event>, loads: &mut HashMap<u64, usize>, event: &Event) {
+fn push_capped<T: Clone>(recording: &mut Vec<T>, loads: &mut HashMap<u64, usize>, event: &T) {
     if recording.len() >= MAX_RECORDED {
         recording.remove(0);
         for start in loads.values_mut() {

@@ -11,6 +11,7 @@ use crosscheck_opencode::{Event, PermissionRequest, QuestionRequest, Session, Se
 use crate::model::attention::AttentionReason;
 
 use crate::api_types::{Change, SessionFailure, TranscriptPage};
+use crate::model::ids::ServerId;
 
 mod attention;
 mod loads;
@@ -33,8 +34,11 @@ pub struct Store {
     errors: HashMap<String, (u64, SessionFailure)>,
     /// Counts recorded errors, so a waiter can tell an error newer than its prompt.
     error_serial: u64,
-    /// Session-level events recorded while the session list is being fetched.
-    sessions_recording: Vec<Event>,
+    /// Session-level events recorded while a session list is being fetched, with the server
+    /// each came from.
+    sessions_recording: Vec<(ServerId, Event)>,
+    /// The server of each session not on the main one.
+    server_of: HashMap<String, ServerId>,
     /// Session list fetches in progress: token and where in the recording each started.
     sessions_loads: HashMap<u64, usize>,
     /// The last token handed out for a fetch.
@@ -155,6 +159,71 @@ impl Store {
             .collect()
     }
 
+    /// Ids of loaded transcripts someone follows of sessions on `server`.
+    pub fn followed_on(&self, server: &ServerId) -> Vec<String> {
+        self.transcripts
+            .iter()
+            .filter(|(id, t)| t.loaded && self.server_of(id) == *server)
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    /// The server a session lives on (the main one when not known otherwise).
+    pub fn server_of(&self, session_id: &str) -> ServerId {
+        self.server_of
+            .get(session_id)
+            .cloned()
+            .unwrap_or_else(ServerId::main)
+    }
+
+    /// Notes which server a session lives on (before it is upserted).
+    pub fn set_server(&mut self, session_id: &str, server: &ServerId) {
+        if server.is_main() {
+            self.server_of.remove(session_id);
+        } else {
+            self.server_of.insert(session_id.to_owned(), server.clone());
+        }
+    }
+
+    /// Sessions, followed transcripts, followers and kept text per server (for `/api/stats`).
+    pub fn server_stats(&self) -> BTreeMap<String, crate::api::ServerStats> {
+        let mut out: BTreeMap<String, crate::api::ServerStats> = BTreeMap::new();
+        for id in self.sessions.keys() {
+            out.entry(self.server_of(id).into_string())
+                .or_default()
+                .sessions += 1;
+        }
+        for (id, t) in &self.transcripts {
+            let entry = out.entry(self.server_of(id).into_string()).or_default();
+            entry.transcripts += 1;
+            entry.followers += t.followers.len();
+            entry.transcript_bytes += t.text_bytes();
+        }
+        out
+    }
+
+    /// Forgets every session of a removed server.
+    pub fn remove_server(&mut self, server: &ServerId) -> Option<Change> {
+        let gone: Vec<String> = self
+            .sessions
+            .keys()
+            .filter(|id| self.server_of(id) == *server)
+            .cloned()
+            .collect();
+        if gone.is_empty() {
+            return None;
+        }
+        for id in &gone {
+            self.sessions.remove(id);
+            self.statuses.remove(id);
+            self.permissions.remove(id);
+            self.transcripts.remove(id.as_str());
+            self.errors.remove(id);
+            self.server_of.remove(id);
+        }
+        Some(self.sessions_reset_change())
+    }
+
     /// A page for the UI: the whole loaded window.
     pub fn page(&self, id: &str, seq: u64) -> Option<TranscriptPage> {
         let t = self.transcripts.get(id)?;
@@ -207,6 +276,7 @@ impl Store {
     /// Forgets a session.
     pub fn remove_session(&mut self, id: &str) -> Change {
         self.sessions.remove(id);
+        self.server_of.remove(id);
         self.statuses.remove(id);
         self.permissions.remove(id);
         self.questions.remove(id);
@@ -222,13 +292,21 @@ impl Store {
     /// progress the event is also recorded, to be merged onto the fetched page; a transcript
     /// whose first page is still loading only records it.
     pub fn apply(&mut self, event: Event) -> Option<Change> {
-        if !self.record(&event) {
-            return None;
-        }
-        self.apply_now(event)
+        self.apply_from(&ServerId::main(), event)
     }
 
-    fn apply_now(&mut self, event: Event) -> Option<Change> {
+    /// [`Store::apply`] for an event from `server`'s stream.
+    pub fn apply_from(&mut self, server: &ServerId, event: Event) -> Option<Change> {
+        if !self.record(server, &event) {
+            return None;
+        }
+        self.apply_now(server, event)
+    }
+
+    fn apply_now(&mut self, server: &ServerId, event: Event) -> Option<Change> {
+        if let Event::SessionCreated(s) | Event::SessionUpdated(s) = &event {
+            self.set_server(&s.id, server);
+        }
         match &event {
             Event::SessionCreated(s) | Event::SessionUpdated(s) if is_scratch(s) => {
                 self.scratch.insert(s.id.clone());
@@ -923,6 +1001,65 @@ mod tests {
             ]
         );
         assert_eq!(store.status("ses_b").kind, "busy");
+    }
+
+    #[test]
+    fn one_servers_resync_leaves_the_other_servers_sessions_alone() {
+        let mut store = Store::default();
+        let other = ServerId::from("srv_b");
+        store.apply_from(
+            &other,
+            Event::SessionCreated(Box::new(session_at("ses_b", "on b", 1))),
+        );
+        store.apply_from(
+            &other,
+            Event::SessionStatus {
+                session_id: "ses_b".into(),
+                status: SessionStatus {
+                    kind: "busy".into(),
+                    ..SessionStatus::idle()
+                },
+            },
+        );
+        store.upsert_session(session_at("ses_a", "on main", 1));
+        // The main server's resync lists only its own session, and not b's.
+        let token = store.begin_sessions_load();
+        store.finish_sessions_load(
+            token,
+            SessionsSnapshot {
+                sessions: vec![session_at("ses_a2", "new on main", 2)],
+                ..Default::default()
+            },
+        );
+        let ids: Vec<String> = store.sessions().into_iter().map(|s| s.id).collect();
+        assert_eq!(
+            ids,
+            ["ses_a2", "ses_b"],
+            "main's gone session went, b's stayed"
+        );
+        assert!(store.statuses().contains_key("ses_b"), "b's status kept");
+        assert_eq!(store.server_of("ses_b"), other);
+        assert_eq!(store.view(store.session("ses_b").unwrap()).server_id, other);
+        assert!(store.server_of("ses_a2").is_main());
+        // b's own resync replaces b's sessions only.
+        let token = store.begin_sessions_load();
+        store.finish_sessions_load(
+            token,
+            SessionsSnapshot {
+                server: other.clone(),
+                ..Default::default()
+            },
+        );
+        let ids: Vec<String> = store.sessions().into_iter().map(|s| s.id).collect();
+        assert_eq!(ids, ["ses_a2"]);
+        // Removing a server drops what is left of it.
+        store.apply_from(
+            &other,
+            Event::SessionCreated(Box::new(session_at("ses_b2", "again", 3))),
+        );
+        assert!(store.remove_server(&other).is_some());
+        let ids: Vec<String> = store.sessions().into_iter().map(|s| s.id).collect();
+        assert_eq!(ids, ["ses_a2"]);
     }
 
     #[test]

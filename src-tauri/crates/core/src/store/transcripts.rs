@@ -31,6 +31,15 @@ pub struct Transcript {
 }
 
 impl Transcript {
+    /// Bytes of part text kept (the bulk of a transcript's memory; an estimate).
+    pub fn text_bytes(&self) -> usize {
+        self.messages
+            .iter()
+            .flat_map(|m| m.parts.iter())
+            .map(|p| p.text.as_ref().map_or(0, String::len) + 64)
+            .sum()
+    }
+
     /// A transcript from a page (oldest first).
     pub fn from_page(messages: Vec<MessageWithParts>, older_cursor: Option<String>) -> Self {
         let mut t = Self {

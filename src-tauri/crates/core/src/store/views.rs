@@ -13,11 +13,12 @@ impl Store {
         SessionView {
             link: link_of(session).map(|(kind, other)| ReviewLink {
                 kind,
-                other_session_id: other.to_owned(),
+                other_session_id: other.into(),
                 other_exists: self.sessions.contains_key(other),
             }),
             attention: self.attention_of(&session.id),
             session: session.clone(),
+            server_id: self.server_of(&session.id),
         }
     }
 

@@ -76,6 +76,7 @@ async fn a_folder_outside_git_says_so() {
             crosscheck_core::requests::CreateSession {
                 directory: plain.display().to_string(),
                 title: Some("Notes".into()),
+                server_id: None,
             },
         ))
         .await
@@ -101,6 +102,7 @@ async fn a_folder_that_became_a_repository_after_the_server_saw_it_is_not_called
             crosscheck_core::requests::CreateSession {
                 directory: plain.display().to_string(),
                 title: Some("Later".into()),
+                server_id: None,
             },
         ))
         .await

@@ -12,6 +12,7 @@ fn create(directory: &str) -> Request {
     Request::CreateSession(CreateSession {
         directory: directory.to_owned(),
         title: None,
+        server_id: None,
     })
 }
 

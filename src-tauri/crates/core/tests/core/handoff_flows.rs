@@ -244,6 +244,7 @@ async fn seed_04_create_session_forwards_metadata() {
         crosscheck_core::requests::CreateSession {
             directory: h.fake.directory.clone(),
             title: Some("From the UI".into()),
+            server_id: None,
         },
     ))
     .await

@@ -224,7 +224,7 @@ async fn start_looped(
         unreachable!()
     };
     assert_eq!(state.original_session_id, o);
-    (o, state.review_session_id)
+    (o, state.review_session_id.into_string())
 }
 
 fn stop_reason(s: &LoopState) -> StopReason {

@@ -1,5 +1,6 @@
 // The OpenCode server: start it again, or attach to one at a URL.
 
+import { invoke } from '$lib/host';
 import { call } from './call';
 
 /** Starts (or attaches to) the same server again: the Retry button. */
@@ -11,4 +12,22 @@ export async function retryServer(): Promise<void> {
 export async function attachServer(url: string, password: string): Promise<void> {
   const pw = password.trim();
   await call({ cmd: 'attachServer', url: url.trim(), ...(pw ? { password: pw } : {}) });
+}
+
+/** Adds an attached server beside the others (saved; the same address twice is refused).
+ * A refusal is thrown, not shown as a toast: the form shows it beside the address. */
+export async function addServer(url: string, password: string, name: string): Promise<void> {
+  const pw = password.trim();
+  const n = name.trim();
+  await invoke({ cmd: 'addServer', url: url.trim(), ...(pw ? { password: pw } : {}), ...(n ? { name: n } : {}) });
+}
+
+/** Starts following one server anew. */
+export async function reconnectServer(serverId: string): Promise<void> {
+  await call({ cmd: 'reconnectServer', serverId });
+}
+
+/** Stops following a server and forgets it. */
+export async function removeServer(serverId: string): Promise<void> {
+  await call({ cmd: 'removeServer', serverId });
 }

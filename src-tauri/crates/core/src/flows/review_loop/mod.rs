@@ -5,8 +5,8 @@
 //! One loop per pair; its record in SQLite lets it resume after a restart.
 
 pub(crate) mod code;
-pub mod coverage;
 mod comments;
+pub mod coverage;
 pub mod hidden;
 mod reconcile;
 pub use crate::model::loop_record as record;
@@ -112,6 +112,13 @@ impl Loops {
         self.lock().contains_key(original)
     }
 
+    /// Stops the loops of these implementing sessions (their server was removed).
+    pub(crate) fn stop_for(&self, originals: &[String]) {
+        for original in originals {
+            self.stop(original);
+        }
+    }
+
     /// Stops every loop (shutdown); their records stay as they are, so they resume.
     pub(crate) fn cancel_all(&self) {
         self.lock().clear();
@@ -175,8 +182,8 @@ fn launch(
     let now = now_ms();
     let state = LoopState {
         id: ids::ascending("lop"),
-        original_session_id: original.to_owned(),
-        review_session_id: review.to_owned(),
+        original_session_id: original.into(),
+        review_session_id: review.into(),
         round: 1,
         max_rounds: options.max_rounds,
         threshold: options.threshold,

@@ -59,7 +59,7 @@ impl Continuity {
         let (core, session) = (core.clone(), session.to_owned());
         let check = tokio::spawn(async move {
             let page = core
-                .client()?
+                .client_for(&session)?
                 .messages(&session, Some(RECONCILE_PAGE), None)
                 .await?;
             let ours: HashSet<&str> = ours.iter().map(String::as_str).collect();

@@ -359,7 +359,12 @@ impl LoopTask {
                         let hidden = hidden::coverage_ask(&core.prompts(), &missing)?;
                         self.state.coverage_asked = Some(missing);
                         let review = self.state.review_session_id.clone();
-                        self.choose(review, String::new(), hidden, LoopPhase::Reviewing)?;
+                        self.choose(
+                            review.to_string(),
+                            String::new(),
+                            hidden,
+                            LoopPhase::Reviewing,
+                        )?;
                         return Ok(None);
                     }
                 }
@@ -370,7 +375,7 @@ impl LoopTask {
         let registry = core.prompts();
         let (visible, hidden) = super::comments::prompt(&registry, &forward, &comments)?;
         self.choose(
-            self.state.original_session_id.clone(),
+            self.state.original_session_id.to_string(),
             visible,
             hidden,
             LoopPhase::Implementing,
@@ -482,7 +487,12 @@ impl LoopTask {
             self.state.evidence_asked = true;
             let hidden = hidden::evidence_ask(&registry, &bare)?;
             let original = self.state.original_session_id.clone();
-            return self.choose(original, String::new(), hidden, LoopPhase::Implementing);
+            return self.choose(
+                original.to_string(),
+                String::new(),
+                hidden,
+                LoopPhase::Implementing,
+            );
         }
         self.state.evidence_asked = false;
         let disputed: Vec<String> = crosscheck_review::findings::parse_answers(text)
@@ -497,7 +507,7 @@ impl LoopTask {
         let hidden = hidden::for_reviewer(&registry, &self.state.claimed_unchanged, &disputed)?;
         self.state.round += 1;
         self.choose(
-            self.state.review_session_id.clone(),
+            self.state.review_session_id.to_string(),
             visible,
             hidden,
             LoopPhase::Reviewing,
@@ -588,8 +598,8 @@ impl LoopTask {
     ) -> Result<std::result::Result<(String, String), Interrupt>> {
         let errors_before = self.core.read_store(|s, _| s.session_error_serial(session));
         let pair = [
-            self.state.original_session_id.clone(),
-            self.state.review_session_id.clone(),
+            self.state.original_session_id.to_string(),
+            self.state.review_session_id.to_string(),
         ];
         let reset = AtomicBool::new(false);
         let filter = |change: &Change| {
@@ -776,7 +786,7 @@ impl LoopTask {
     /// and the turn's last message never completed. A reloaded page alone does not say so (it
     /// may have been read just as the turn started).
     async fn server_says_interrupted(&self, session: &str, awaiting: &str) -> Result<bool> {
-        let client = self.core.client()?;
+        let client = self.core.client_for(session)?;
         let directory = self.directory().await?;
         if client
             .statuses(Some(&directory))
@@ -801,7 +811,7 @@ impl LoopTask {
     ) -> Result<Option<std::result::Result<(String, String), Interrupt>>> {
         let page = self
             .core
-            .client()?
+            .client_for(session)?
             .messages(session, Some(RECONCILE_PAGE), None)
             .await?;
         let ours: HashSet<&str> = self

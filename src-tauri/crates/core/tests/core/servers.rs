@@ -1,0 +1,215 @@
+//! Several OpenCode servers in one core, against two fake servers: each session says its server,
+//! requests and flows on a session go to that server only, one server's fault leaves the other
+//! streaming, the same address twice is refused, a removed server's sessions go with a notice,
+//! and a server added in the app is followed again after a restart.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
+
+use std::time::Duration;
+
+use crate::support::{FakeOpencode, Harness, Reply, SHORT, wait_change};
+use crosscheck_core::api_types::{Connection, ServerView};
+use crosscheck_core::requests::{AddServer, ServerRef};
+use crosscheck_core::{Change, Request};
+
+/// Starts a second fake server and adds it in the app; answers it and its server view once it
+/// is Ready.
+async fn add_second(h: &Harness) -> (FakeOpencode, ServerView) {
+    let project = h.dir.path().join("second");
+    std::fs::create_dir_all(&project).unwrap();
+    let fake = FakeOpencode::start(project.to_str().unwrap()).await;
+    let mut changes = h.core.subscribe();
+    let added: ServerView = serde_json::from_value(
+        h.request(Request::AddServer(AddServer {
+            url: fake.base_url.clone(),
+            password: None,
+            name: Some("Second".into()),
+        }))
+        .await
+        .expect("added"),
+    )
+    .unwrap();
+    let id = added.id.clone();
+    wait_change(&mut changes, SHORT, "the second server to be ready", move |c| {
+        matches!(c, Change::Server { server } if server.id == id && matches!(server.connection, Connection::Ready { .. }))
+    })
+    .await;
+    (fake, added)
+}
+
+async fn wait_for_session(h: &Harness, id: &str) -> crosscheck_core::api_types::SessionView {
+    let deadline = tokio::time::Instant::now() + SHORT;
+    loop {
+        if let Some(s) = h
+            .snapshot()
+            .await
+            .sessions
+            .into_iter()
+            .find(|s| s.session.id == id)
+        {
+            return s;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{id} never listed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_session_is_served_by_its_own_server() {
+    let h = Harness::start().await;
+    let on_main = h.fake.seed_session("On the main server", None);
+    let (second, view) = add_second(&h).await;
+    let on_second = second.seed_session("On the second server", None);
+
+    let listed = wait_for_session(&h, &on_second).await;
+    assert_eq!(listed.server_id, view.id);
+    let main = wait_for_session(&h, &on_main).await;
+    assert!(main.server_id.is_main());
+    assert_eq!(h.snapshot().await.servers.len(), 2);
+
+    // A prompt to the second server's session reaches the second server only.
+    second.script(&on_second, Reply::text("from the second"));
+    h.request(Request::SendPrompt(crosscheck_core::requests::SendPrompt {
+        session_id: on_second.clone(),
+        text: "Hello there".into(),
+        choice: None,
+        attachments: Vec::new(),
+        revert_to: None,
+    }))
+    .await
+    .expect("sent");
+    second.wait_turns(&on_second, 1, SHORT).await;
+    assert_eq!(second.prompts_to(&on_second).len(), 1);
+    assert_eq!(h.fake.count("POST /session/:id/prompt_async"), 0);
+
+    // A handoff of the second server's session makes its review session there.
+    let run = h.handoff(&on_second, SHORT).await;
+    let review = run
+        .flow
+        .review_session_id
+        .clone()
+        .expect("a review session");
+    assert!(second.session(&review).is_some(), "{:?}", run.flow);
+    assert!(h.fake.session(&review).is_none());
+    assert_eq!(wait_for_session(&h, &review).await.server_id, view.id);
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_server_down_leaves_the_other_streaming_and_its_sessions_listed() {
+    let h = Harness::start().await;
+    let (second, view) = add_second(&h).await;
+    let kept = second.seed_session("Kept while down", None);
+    wait_for_session(&h, &kept).await;
+
+    let mut changes = h.core.subscribe();
+    second.block_event_streams(true);
+    second.drop_event_streams();
+    let id = view.id.clone();
+    wait_change(&mut changes, SHORT, "the second server reconnecting", move |c| {
+        matches!(c, Change::Server { server } if server.id == id && matches!(server.connection, Connection::Reconnecting { .. }))
+    })
+    .await;
+    assert!(
+        matches!(h.core.connection(), Connection::Ready { .. }),
+        "the main server stays ready"
+    );
+    // The main server still streams.
+    let fresh = h.fake.seed_session("Made while the other is down", None);
+    wait_for_session(&h, &fresh).await;
+    // The down server's sessions stay listed.
+    assert!(
+        h.snapshot()
+            .await
+            .sessions
+            .iter()
+            .any(|s| s.session.id == kept)
+    );
+
+    second.block_event_streams(false);
+    let id = view.id.clone();
+    wait_change(&mut changes, SHORT, "the second server back", move |c| {
+        matches!(c, Change::Server { server } if server.id == id && matches!(server.connection, Connection::Ready { .. }))
+    })
+    .await;
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_address_twice_is_refused_and_a_removed_server_takes_its_sessions() {
+    let h = Harness::start().await;
+    let (second, view) = add_second(&h).await;
+    let gone = second.seed_session("Goes with its server", None);
+    wait_for_session(&h, &gone).await;
+
+    let respelled = second.base_url.replace("127.0.0.1", "localhost") + "/";
+    let err = h
+        .request(Request::AddServer(AddServer {
+            url: respelled,
+            password: None,
+            name: None,
+        }))
+        .await
+        .expect_err("a duplicate is refused");
+    assert!(
+        err.message.contains("already in the list"),
+        "{}",
+        err.message
+    );
+    let main_again = h
+        .request(Request::AddServer(AddServer {
+            url: h.fake.base_url.clone(),
+            password: None,
+            name: None,
+        }))
+        .await;
+    assert!(
+        main_again.is_err(),
+        "the main server's address is taken too"
+    );
+    let attach_to_second = h
+        .request(Request::AttachServer(
+            crosscheck_core::requests::AttachServer {
+                url: second.base_url.clone(),
+                password: None,
+            },
+        ))
+        .await;
+    assert!(
+        attach_to_second.is_err(),
+        "the main server cannot be moved onto another server's address"
+    );
+
+    let mut changes = h.core.subscribe();
+    h.request(Request::RemoveServer(ServerRef {
+        server_id: view.id.clone(),
+    }))
+    .await
+    .expect("removed");
+    wait_change(
+        &mut changes,
+        SHORT,
+        "the removal notice",
+        |c| matches!(c, Change::Notice { notice } if notice.code == "server.removed"),
+    )
+    .await;
+    let snapshot = h.snapshot().await;
+    assert_eq!(snapshot.servers.len(), 1);
+    assert!(!snapshot.sessions.iter().any(|s| s.session.id == gone));
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_added_in_the_app_is_followed_again_after_a_restart() {
+    let mut h = Harness::start().await;
+    let (second, view) = add_second(&h).await;
+    let s = second.seed_session("Still here after a restart", None);
+    wait_for_session(&h, &s).await;
+    h.restart_core().await;
+    let listed = wait_for_session(&h, &s).await;
+    assert_eq!(listed.server_id, view.id);
+    let servers = h.snapshot().await.servers;
+    assert_eq!(servers.len(), 2);
+    assert_eq!(servers[1].name, "Second");
+    assert!(servers[1].saved);
+    h.stop().await;
+}
