@@ -146,7 +146,7 @@ describe('ChangesPanel', () => {
     const target = render(ChangesPanel, { sessionId: 'ses_1' });
     await settle();
     const radios = [...target.querySelectorAll<HTMLElement>('[role="radio"]')];
-    expect(radios.map((r) => r.textContent?.trim())).toEqual(['Working tree', 'Session', 'Last turn']);
+    expect(radios.map((r) => r.textContent?.trim())).toEqual(['Working tree', 'Session', 'Last turn', 'Against base']);
     radios[0].dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true }));
     await settle();
     expect(asked().at(-1)).toEqual({ cmd: 'changes', sessionId: 'ses_1', scope: 'session' });
