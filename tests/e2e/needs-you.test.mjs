@@ -221,7 +221,7 @@ test('a loop stopped on a dispute shows on its row and is decided from the strip
   ms.script([
     { text: 'HANDOFF: greet() now takes a name.' },
     { text: 'FINDINGS\n- [F1] major src/lib.rs:3 — greet() panics on an empty name\nVERDICT: FLAGS (1)' },
-    { text: 'IMPLEMENTED: nothing to change.\n\n- [F1] DISPUTED — the caller never passes an empty name' },
+    { text: 'IMPLEMENTED: nothing to change.\n\n- [F1] DISPUTED — the caller never passes an empty name: `if name.is_empty() { return None; }`' },
     { text: 'FINDINGS\n- [F1] OPEN — callers pass user input\nVERDICT: FLAGS (1)' },
   ]);
   await page.goto(cc.url);

@@ -215,7 +215,7 @@ test('a review loop that ends clean shows its chip on the pair, and the handoff 
   const original = await session('Greeter');
   ms.script([
     { text: 'HANDOFF: greet() now takes a name; tests added.' },
-    { text: 'Checked the change and its tests.\n\nFINDINGS\nVERDICT: CLEAN' },
+    { text: 'Checked the change and its tests.\n\nFINDINGS\nREVIEWED src/greet.ts\nVERDICT: CLEAN' },
   ]);
   await page.locator(`${sel.item(original.id)} .main`).click({ timeout: WAIT });
   const input = page.locator(`${sel.mainChat(original.id)} [data-testid="composer-input"]`);
