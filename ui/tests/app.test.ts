@@ -260,4 +260,18 @@ describe('App', () => {
     expect($('[data-session-id="ses_rev"] [data-testid="session-permission"]')).toBeNull();
     expect($('[data-testid="needs-you-item"]')).toBeNull();
   });
+
+  it('Alt+Up/Down step through the rows in the order the sidebar shows them (a review under its implementer)', async () => {
+    $('[data-session-id="ses_impl"] button')!.click();
+    await vi.waitFor(() => expect($('[data-testid="chat"]')!.dataset.sessionId).toBe('ses_impl'));
+    const press = (key: string) => window.dispatchEvent(new KeyboardEvent('keydown', { key, altKey: true, bubbles: true }));
+    press('ArrowDown');
+    await vi.waitFor(() => expect($('[data-testid="chat"]')!.dataset.sessionId).toBe('ses_rev'));
+    press('ArrowDown');
+    await vi.waitFor(() => expect($('[data-testid="chat"]')!.dataset.sessionId).toBe('ses_other'));
+    press('ArrowUp');
+    await vi.waitFor(() => expect($('[data-testid="chat"]')!.dataset.sessionId).toBe('ses_rev'));
+    press('ArrowUp');
+    await vi.waitFor(() => expect($('[data-testid="chat"]')!.dataset.sessionId).toBe('ses_impl'));
+  });
 });

@@ -65,6 +65,9 @@ class Ui {
   /** The sidebar's filter (All, Needs you, Running, Done). */
   sessionFilter: import('$lib/attention').SessionFilter = $state('all');
   readonly collapsedGroups = new SvelteSet<string>(load<string[]>(K.collapsed, []));
+  /** The session rows the sidebar shows, top to bottom (collapsed groups left out): Alt+Up/Down
+   * step through this, so they follow the tree, the held order and the server sections. */
+  sidebarOrder: string[] = $state([]);
   lastDirectory: string = $state(load(K.lastDirectory, ''));
   recentDirectories: string[] = $state(load<string[]>(K.recentDirectories, []));
 
