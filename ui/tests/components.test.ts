@@ -14,7 +14,8 @@ const { store } = await import('$lib/state/store.svelte');
 const { ui } = await import('$lib/state/ui.svelte');
 const { MessageView } = await import('$lib/state/transcript.svelte');
 const { toasts } = await import('$lib/state/toasts.svelte');
-const { transferDirectionOf, groupSessions } = await import('$lib/sessions');
+const { transferDirectionOf } = await import('$lib/sessions');
+const { sessionTree } = await import('$lib/sidebarTree');
 const { setLocale } = await import('$lib/i18n/index.svelte');
 
 type Part = import('$lib/types/Part').Part;
@@ -185,13 +186,14 @@ describe('sessions', () => {
       { ...base, id: 'd', directory: '/p/one', title: 'Old', time: { created: 0, updated: 40, archived: 41 } },
       { ...base, id: 'e', directory: '/p/one', title: 'Child', parentID: 'a', time: { created: 0, updated: 50 } },
     ];
-    const groups = groupSessions(sessions, {});
-    expect(groups.map((g) => [g.name, g.sessions.map((s) => s.id)])).toEqual([
+    const ids = (g: { rows: { session: { id: string } }[] }) => g.rows.map((r) => r.session.id);
+    const groups = sessionTree(sessions, {});
+    expect(groups.map((g) => [g.name, ids(g)])).toEqual([
       ['two', ['b']],
       ['one', ['c', 'a']],
     ]);
-    expect(groupSessions(sessions, { showArchived: true })[0].sessions.map((s) => s.id)).toEqual(['d', 'c', 'a']);
-    expect(groupSessions(sessions, { query: 'gam' }).flatMap((g) => g.sessions.map((s) => s.id))).toEqual(['c']);
+    expect(ids(sessionTree(sessions, { showArchived: true })[0])).toEqual(['d', 'c', 'a']);
+    expect(sessionTree(sessions, { query: 'gam' }).flatMap(ids)).toEqual(['c']);
   });
 });
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { SessionGroup } from '../src/lib/sessions';
+import type { RowGroup } from '../src/lib/sidebarTree';
 import type { Workplace } from '../src/lib/types/Workplace';
 import { orderByRepository, suggestWorktreeName } from '../src/lib/worktrees';
 
-const group = (directory: string): SessionGroup => ({ directory, name: directory.split('/').pop() ?? '', sessions: [] });
+const group = (directory: string): RowGroup => ({ key: directory, directory, name: directory.split('/').pop() ?? '', rows: [] });
 const place = (directory: string, repository: string | undefined, worktree: boolean): Workplace => ({
   directory,
   ...(repository ? { repository } : {}),

@@ -1,6 +1,5 @@
-// Session helpers: the review link (resolved by the backend) and the sidebar's grouping.
+// Session helpers: the review link (resolved by the backend), archived, a folder's name.
 
-import type { ServerView } from '$lib/types/ServerView';
 import type { Session } from '$lib/types/Session';
 import type { SessionView } from '$lib/types/SessionView';
 
@@ -44,58 +43,3 @@ export function lastSegment(directory: string): string {
   return (i >= 0 ? trimmed.slice(i + 1) : trimmed) || directory || '/';
 }
 
-export interface SessionGroup {
-  directory: string;
-  name: string;
-  sessions: Session[];
-}
-
-/** Sessions for the sidebar: top-level only, filtered, newest first, grouped by directory
- * (groups ordered by their newest session). */
-export function groupSessions(
-  sessions: Iterable<Session>,
-  options: { query?: string; showArchived?: boolean },
-): SessionGroup[] {
-  const query = (options.query ?? '').trim().toLowerCase();
-  const list: Session[] = [];
-  for (const s of sessions) {
-    if (s.parentID) continue; // subagent sessions belong to their parent
-    if (!options.showArchived && isArchived(s)) continue;
-    if (query && !(s.title || '').toLowerCase().includes(query)) continue;
-    list.push(s);
-  }
-  list.sort((a, b) => (b.time?.updated ?? 0) - (a.time?.updated ?? 0) || (a.id < b.id ? 1 : -1));
-  const groups = new Map<string, SessionGroup>();
-  for (const s of list) {
-    let g = groups.get(s.directory);
-    if (!g) {
-      g = { directory: s.directory, name: lastSegment(s.directory), sessions: [] };
-      groups.set(s.directory, g);
-    }
-    g.sessions.push(s);
-  }
-  return [...groups.values()];
-}
-
-/** One server's part of the sidebar: the server, then its project groups. */
-export type ServerSection = { server: ServerView; groups: SessionGroup[] };
-
-/** Sessions grouped by server (in the order given: the main one first), then by project. A
- *  server with no session matching still has its section, so a down server stays on screen. */
-export function groupByServer(
-  sessions: Iterable<SessionView>,
-  servers: Iterable<ServerView>,
-  options: { query?: string; showArchived?: boolean },
-): ServerSection[] {
-  const byServer = new Map<string, SessionView[]>();
-  for (const s of sessions) {
-    const id = s.serverId ?? 'main';
-    let list = byServer.get(id);
-    if (!list) byServer.set(id, (list = []));
-    list.push(s);
-  }
-  return [...servers].map((server) => ({
-    server,
-    groups: groupSessions(byServer.get(server.id) ?? [], options),
-  }));
-}

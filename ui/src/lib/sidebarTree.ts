@@ -4,6 +4,7 @@
 // passes its own `groupOf` and wraps these groups).
 
 import type { SessionView } from '$lib/types/SessionView';
+import { isArchived, lastSegment } from './sessions';
 
 /** One row: a session, indented under its implementer when it is the pair's review. */
 export interface SessionRow {
@@ -40,16 +41,6 @@ export interface TreeOptions {
 /** A held order: row ids per group key, as they were when the pointer came over the list. */
 export type HeldOrder = ReadonlyMap<string, readonly string[]>;
 
-function isArchived(session: SessionView): boolean {
-  return typeof session.time?.archived === 'number' && session.time.archived > 0;
-}
-
-/** Last path segment of a directory (`/a/b/c/` → `c`). */
-function lastSegment(directory: string): string {
-  const trimmed = directory.replace(/[\\/]+$/, '');
-  const i = Math.max(trimmed.lastIndexOf('/'), trimmed.lastIndexOf('\\'));
-  return (i >= 0 ? trimmed.slice(i + 1) : trimmed) || directory || '/';
-}
 
 /** The default grouping: one group per folder. */
 export const folderGroup: GroupOf = (session) => ({

@@ -2,7 +2,7 @@
 // repository (its main checkout first, then each worktree).
 
 import type { Workplace } from '$lib/types/Workplace';
-import type { SessionGroup } from './sessions';
+import type { RowGroup } from './sidebarTree';
 
 /** A worktree name from a title: lower-case words joined by `-` (the backend checks it too). */
 export function suggestWorktreeName(title: string): string {
@@ -16,7 +16,7 @@ export function suggestWorktreeName(title: string): string {
 }
 
 /** A sidebar group with where it works. */
-export interface PlacedGroup<G extends { directory: string } = SessionGroup> {
+export interface PlacedGroup<G extends { directory: string } = RowGroup> {
   group: G;
   place: Workplace | undefined;
   /** The repository heading to show above this group (the first group of a repository). */

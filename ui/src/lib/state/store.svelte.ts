@@ -70,10 +70,6 @@ export interface StoreHooks {
   onSessionError?: (sessionId: string, error: SessionFailure) => void;
   /** A session's turn ended: busy (or retry) to idle, pushed live (not a snapshot or replay). */
   onTurnFinished?: (sessionId: string) => void;
-  /** A tool call asks for permission, pushed live (not a snapshot or replay). */
-  onPermissionAsked?: (request: PermissionRequest) => void;
-  /** A review loop moved on (pushed live). */
-  onLoop?: (state: LoopState) => void;
   /** A session changed, pushed live (not a snapshot or replay), with how it was before: its
    * attention reasons tell what is new. */
   onSessionUpserted?: (session: SessionView, before: SessionView | undefined) => void;
@@ -397,7 +393,6 @@ export class Store {
         break;
       }
       case 'permissionAsked':
-        if (log && !this.permissions.has(change.request.id)) this.hooks.onPermissionAsked?.(change.request);
         this.permissions.set(change.request.id, change.request);
         break;
       case 'permissionResolved':
@@ -432,7 +427,6 @@ export class Store {
         break;
       case 'loop':
         this.loops.set(change.state.originalSessionId, change.state);
-        if (log) this.hooks.onLoop?.(change.state);
         break;
       case 'filesChanged':
         this.filesTouched = {
