@@ -10,17 +10,16 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { launchBrowser, screenshot } from '../support/browser.mjs';
+import { screenshot } from '../support/browser.mjs';
 import { makeTempDir } from '../support/cleanup.mjs';
-import { startCrosscheck } from '../support/crosscheck.mjs';
-import { subscribeEvents } from '../support/events.mjs';
-import { startModelServer } from '../support/model-server.mjs';
-import { opencodeConfig, startOpencode } from '../support/opencode.mjs';
-import { newRecordedPage, until as untilCondition } from '../support/page.mjs';
+import { opencodeConfig } from '../support/opencode.mjs';
+import { until as untilCondition } from '../support/page.mjs';
+import { startStack } from '../support/stack.mjs';
 
 const PASSWORD = 'e2e-secret';
 const WAIT = 60_000;
 
+let stack;
 let ms;
 let oc;
 let cc;
@@ -38,31 +37,20 @@ function git(dir, ...args) {
 }
 
 before(async () => {
-  ms = await startModelServer();
   const repo = makeTempDir('crosscheck-changes-');
   git(repo, 'init', '-q');
   fs.writeFileSync(path.join(repo, 'README.md'), '# Demo\n');
   git(repo, 'add', '.');
   git(repo, 'commit', '-q', '-m', 'init');
-  oc = await startOpencode({
-    modelUrl: ms.url,
+  stack = await startStack({
     password: PASSWORD,
-    projectDir: repo,
-    config: { ...opencodeConfig(ms.url), snapshot: true },
+    events: true,
+    opencode: (ms) => ({ projectDir: repo, config: { ...opencodeConfig(ms.url), snapshot: true } }),
   });
-  events = await subscribeEvents(oc.url, { headers: oc.authHeaders });
-  cc = await startCrosscheck({ opencodeUrl: oc.url, password: PASSWORD });
-  browser = await launchBrowser();
-  ({ page, pageErrors } = await newRecordedPage(browser));
+  ({ ms, oc, cc, browser, page, pageErrors, events } = stack);
 });
 
-after(async () => {
-  events?.close();
-  await browser?.close();
-  await cc?.stop();
-  await oc?.dispose();
-  await ms?.close();
-});
+after(() => stack?.stop());
 
 const until = (probe, what, timeoutMs = WAIT) => untilCondition(probe, what, timeoutMs);
 const chat = (id) => `[data-testid="chat"][data-session-id="${id}"]`;

@@ -11,11 +11,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { newRecordedPage, until as untilCondition } from '../support/page.mjs';
-import { launchBrowser, screenshot } from '../support/browser.mjs';
-import { crosscheckBin, startCrosscheck } from '../support/crosscheck.mjs';
-import { startModelServer } from '../support/model-server.mjs';
-import { startOpencode } from '../support/opencode.mjs';
+import { until as untilCondition } from '../support/page.mjs';
+import { screenshot } from '../support/browser.mjs';
+import { crosscheckBin } from '../support/crosscheck.mjs';
+import { startStack } from '../support/stack.mjs';
 
 const PASSWORD = 'e2e-secret';
 const WAIT = 60_000;
@@ -28,6 +27,7 @@ const EVIDENCE = 'if name.is_empty() { return String::new(); }';
 const DISPUTE = `The guard is there already.\n\n- [F1] DISPUTED — src/lib.rs:2 reads \`${EVIDENCE}\``;
 const WITHDRAWN = 'FINDINGS\n- [F1] WITHDRAWN — right, line 2 returns early on an empty name\nREVIEWED src/lib.rs\nREVIEWED src/new.rs\nVERDICT: CLEAN';
 
+let stack;
 let ms;
 let oc;
 let cc;
@@ -49,18 +49,12 @@ before(async () => {
   // The work under review: one file changed, one new.
   fs.writeFileSync(path.join(repo, 'src', 'lib.rs'), `pub fn greet(name: &str) -> String {\n    ${EVIDENCE}\n    format!("hi {name}")\n}\n`);
   fs.writeFileSync(path.join(repo, 'src', 'new.rs'), 'pub fn helper() {}\n');
-  ms = await startModelServer();
-  oc = await startOpencode({ modelUrl: ms.baseURL, password: PASSWORD, projectDir: repo });
-  cc = await startCrosscheck({ opencodeUrl: oc.url, password: PASSWORD });
-  browser = await launchBrowser();
-  ({ page } = await newRecordedPage(browser));
+  stack = await startStack({ password: PASSWORD, opencode: { projectDir: repo } });
+  ({ ms, oc, cc, browser, page } = stack);
 });
 
 after(async () => {
-  await browser?.close();
-  await cc?.stop();
-  await oc?.dispose();
-  await ms?.close();
+  await stack?.stop();
   if (repo) fs.rmSync(repo, { recursive: true, force: true });
 });
 

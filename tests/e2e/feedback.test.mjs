@@ -4,16 +4,15 @@
 // reconnect, and repeated failures collapse into one toast with a count.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { launchBrowser } from '../support/browser.mjs';
-import { startCrosscheck } from '../support/crosscheck.mjs';
 import { subscribeEvents } from '../support/events.mjs';
-import { expectedReply, startModelServer } from '../support/model-server.mjs';
-import { startOpencode } from '../support/opencode.mjs';
-import { newRecordedPage, until as untilCondition } from '../support/page.mjs';
+import { expectedReply } from '../support/model-server.mjs';
+import { until as untilCondition } from '../support/page.mjs';
+import { startStack } from '../support/stack.mjs';
 
 const PASSWORD = 'e2e-secret';
 const WAIT = 60_000;
 
+let stack;
 let ms;
 let oc;
 let cc;
@@ -22,19 +21,11 @@ let page;
 let pageErrors;
 
 before(async () => {
-  ms = await startModelServer();
-  oc = await startOpencode({ modelUrl: ms.url, password: PASSWORD });
-  cc = await startCrosscheck({ opencodeUrl: oc.url, password: PASSWORD });
-  browser = await launchBrowser();
-  ({ page, pageErrors } = await newRecordedPage(browser));
+  stack = await startStack({ password: PASSWORD });
+  ({ ms, oc, cc, browser, page, pageErrors } = stack);
 });
 
-after(async () => {
-  await browser?.close();
-  await cc?.stop();
-  await oc?.dispose();
-  await ms?.close();
-});
+after(() => stack?.stop());
 
 const until = (probe, what, timeoutMs = WAIT) => untilCondition(probe, what, timeoutMs);
 const chat = (id) => `[data-testid="chat"][data-session-id="${id}"]`;

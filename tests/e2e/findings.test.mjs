@@ -5,12 +5,9 @@
 // server), Esc sends nothing, and the list follows the next round's statuses live.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { launchBrowser, screenshot } from '../support/browser.mjs';
-import { startCrosscheck } from '../support/crosscheck.mjs';
-import { subscribeEvents } from '../support/events.mjs';
-import { startModelServer } from '../support/model-server.mjs';
-import { startOpencode } from '../support/opencode.mjs';
-import { newRecordedPage, until as untilCondition } from '../support/page.mjs';
+import { screenshot } from '../support/browser.mjs';
+import { until as untilCondition } from '../support/page.mjs';
+import { startStack } from '../support/stack.mjs';
 
 const PASSWORD = 'e2e-secret';
 const WAIT = 60_000;
@@ -24,6 +21,7 @@ const ROUND_1 = 'Three things.\n\nFINDINGS\n'
 const ANSWER = 'IMPLEMENTED: kept the last line and stripped lone CRs.\n\n- [F1] FIXED\n- [F2] FIXED';
 const ROUND_2 = 'Better.\n\nFINDINGS\n- [F1] FIXED\n- [F2] OPEN — a lone CR at the end is still kept\n- [F3] OPEN\nVERDICT: FLAGS (2)';
 
+let stack;
 let ms;
 let oc;
 let cc;
@@ -33,21 +31,11 @@ let pageErrors = [];
 let events;
 
 before(async () => {
-  ms = await startModelServer();
-  oc = await startOpencode({ modelUrl: ms.url, password: PASSWORD });
-  cc = await startCrosscheck({ opencodeUrl: oc.url, password: PASSWORD });
-  browser = await launchBrowser();
-  ({ page, pageErrors } = await newRecordedPage(browser));
-  events = await subscribeEvents(oc.url, { headers: oc.authHeaders });
+  stack = await startStack({ password: PASSWORD, events: true });
+  ({ ms, oc, cc, browser, page, pageErrors, events } = stack);
 });
 
-after(async () => {
-  events?.close?.();
-  await browser?.close();
-  await cc?.stop();
-  await oc?.dispose();
-  await ms?.close();
-});
+after(() => stack?.stop());
 
 const until = (probe, what, timeoutMs = WAIT) => untilCondition(probe, what, timeoutMs);
 const chats = (from = 0) => ms.requests.slice(from).filter((r) => r.kind === 'chat');

@@ -2,16 +2,16 @@
 // + headless Chromium. DRAFT: it needs the built binary and UI (cargo build; make ui).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { launchBrowser, screenshot } from '../support/browser.mjs';
-import { startCrosscheck } from '../support/crosscheck.mjs';
+import { screenshot } from '../support/browser.mjs';
 import { subscribeEvents } from '../support/events.mjs';
-import { expectedReply, startModelServer } from '../support/model-server.mjs';
-import { startOpencode } from '../support/opencode.mjs';
+import { expectedReply } from '../support/model-server.mjs';
+import { startStack } from '../support/stack.mjs';
 
 const PASSWORD = 'e2e-secret';
 const TITLE = 'Foundation session';
 const UI_TIMEOUT = 20_000;
 
+let stack;
 let ms;
 let oc;
 let cc;
@@ -23,22 +23,17 @@ let session;
 const sessionItem = '[data-testid="session-item"]';
 
 before(async () => {
-  ms = await startModelServer();
-  oc = await startOpencode({ modelUrl: ms.url, password: PASSWORD });
-  // A title set at creation is kept: OpenCode only generates titles for default-titled sessions.
-  session = await oc.json('/session', { method: 'POST', body: { title: TITLE } });
-  cc = await startCrosscheck({ opencodeUrl: oc.url, password: PASSWORD });
-  browser = await launchBrowser();
-  page = await browser.newPage();
-  page.on('pageerror', (err) => console.log(`page error: ${err.message}`));
+  stack = await startStack({
+    password: PASSWORD,
+    // A title set at creation is kept: OpenCode only generates titles for default-titled sessions.
+    before: async ({ oc }) => {
+      session = await oc.json('/session', { method: 'POST', body: { title: TITLE } });
+    },
+  });
+  ({ ms, oc, cc, browser, page } = stack);
 });
 
-after(async () => {
-  await browser?.close();
-  await cc?.stop();
-  await oc?.dispose();
-  await ms?.close();
-});
+after(() => stack?.stop());
 
 /** Send a prompt through the composer and wait for the Nth assistant message to hold `text`. */
 async function sendAndWait(prompt, nth, text) {

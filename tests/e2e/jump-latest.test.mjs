@@ -4,16 +4,15 @@
 // and takes the view back to the bottom.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { launchBrowser, screenshot, twoFrames } from '../support/browser.mjs';
-import { startCrosscheck } from '../support/crosscheck.mjs';
-import { startModelServer } from '../support/model-server.mjs';
-import { startOpencode } from '../support/opencode.mjs';
+import { screenshot, twoFrames } from '../support/browser.mjs';
 import { until } from '../support/page.mjs';
+import { startStack } from '../support/stack.mjs';
 
 const PASSWORD = 'e2e-secret';
 const UI_TIMEOUT = 20_000;
 const TURNS = 6;
 
+let stack;
 let ms;
 let oc;
 let cc;
@@ -25,26 +24,22 @@ const reply = (i) =>
   [`Reply ${i}: here is what changed.`, ...Array.from({ length: 6 }, (_, k) => `- Point ${k + 1} of reply ${i}, explained in a sentence long enough to wrap once or twice in the chat.`)].join('\n');
 
 before(async () => {
-  ms = await startModelServer();
-  oc = await startOpencode({ modelUrl: ms.url, password: PASSWORD });
-  session = await oc.json('/session', { method: 'POST', body: { title: 'A long talk' } });
-  for (let i = 1; i <= TURNS; i++) {
-    ms.script([{ text: reply(i) }]);
-    await oc.json(`/session/${session.id}/message`, { method: 'POST', body: { parts: [{ type: 'text', text: `Prompt ${i}` }] } });
-  }
-  cc = await startCrosscheck({ opencodeUrl: oc.url, password: PASSWORD });
-  browser = await launchBrowser({ viewport: { width: 1100, height: 700 } });
-  page = await browser.newPage();
-  page.on('pageerror', (err) => console.log(`page error: ${err.message}`));
+  stack = await startStack({
+    password: PASSWORD,
+    viewport: { width: 1100, height: 700 },
+    before: async ({ ms, oc }) => {
+      session = await oc.json('/session', { method: 'POST', body: { title: 'A long talk' } });
+      for (let i = 1; i <= TURNS; i++) {
+        ms.script([{ text: reply(i) }]);
+        await oc.json(`/session/${session.id}/message`, { method: 'POST', body: { parts: [{ type: 'text', text: `Prompt ${i}` }] } });
+      }
+    },
+  });
+  ({ ms, oc, cc, browser, page } = stack);
   await page.goto(cc.url);
 });
 
-after(async () => {
-  await browser?.close();
-  await cc?.stop();
-  await oc?.dispose();
-  await ms?.close();
-});
+after(() => stack?.stop());
 
 /** The chat's scroller, scrolled by `dy` (negative: up) as a wheel would. */
 async function scrollBy(dy) {

@@ -6,15 +6,12 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { launchBrowser } from '../support/browser.mjs';
-import { startCrosscheck } from '../support/crosscheck.mjs';
-import { startModelServer } from '../support/model-server.mjs';
-import { startOpencode } from '../support/opencode.mjs';
-import { newRecordedPage } from '../support/page.mjs';
+import { startStack } from '../support/stack.mjs';
 
 const PASSWORD = 'e2e-secret';
 const WAIT = 20_000;
 
+let stack;
 let ms;
 let oc;
 let cc;
@@ -23,19 +20,11 @@ let page;
 let pageErrors;
 
 before(async () => {
-  ms = await startModelServer();
-  oc = await startOpencode({ modelUrl: ms.url, password: PASSWORD });
-  cc = await startCrosscheck({ opencodeUrl: oc.url, password: PASSWORD });
-  browser = await launchBrowser();
-  ({ page, pageErrors } = await newRecordedPage(browser));
+  stack = await startStack({ password: PASSWORD });
+  ({ ms, oc, cc, browser, page, pageErrors } = stack);
 });
 
-after(async () => {
-  await browser?.close();
-  await cc?.stop();
-  await oc?.dispose();
-  await ms?.close();
-});
+after(() => stack?.stop());
 
 const dialog = '[data-testid="new-session-dialog"]';
 const dirInput = '[data-testid="new-session-directory"]';

@@ -4,16 +4,15 @@
 // so the prompt must not reach it while the turn runs, and Stop must not pretend it was sent.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { launchBrowser, screenshot } from '../support/browser.mjs';
-import { startCrosscheck } from '../support/crosscheck.mjs';
-import { subscribeEvents } from '../support/events.mjs';
-import { expectedReply, startModelServer } from '../support/model-server.mjs';
-import { startOpencode } from '../support/opencode.mjs';
-import { newRecordedPage, sleep, until } from '../support/page.mjs';
+import { screenshot } from '../support/browser.mjs';
+import { expectedReply } from '../support/model-server.mjs';
+import { sleep, until } from '../support/page.mjs';
+import { startStack } from '../support/stack.mjs';
 
 const PASSWORD = 'e2e-secret';
 const UI_TIMEOUT = 20_000;
 
+let stack;
 let ms;
 let oc;
 let cc;
@@ -22,22 +21,12 @@ let page;
 let events;
 
 before(async () => {
-  ms = await startModelServer();
-  oc = await startOpencode({ modelUrl: ms.url, password: PASSWORD });
-  events = await subscribeEvents(oc.url, { headers: oc.authHeaders });
-  cc = await startCrosscheck({ opencodeUrl: oc.url, password: PASSWORD });
-  browser = await launchBrowser();
-  ({ page } = await newRecordedPage(browser));
+  stack = await startStack({ password: PASSWORD, events: true });
+  ({ ms, oc, cc, browser, page, events } = stack);
   await page.goto(cc.url);
 });
 
-after(async () => {
-  events?.close();
-  await browser?.close();
-  await cc?.stop();
-  await oc?.dispose();
-  await ms?.close();
-});
+after(() => stack?.stop());
 
 /** A new titled session (no title call to the model), opened in the centre. */
 async function openNew(title) {

@@ -8,16 +8,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { launchBrowser, screenshot } from '../support/browser.mjs';
-import { startCrosscheck } from '../support/crosscheck.mjs';
-import { subscribeEvents } from '../support/events.mjs';
-import { startModelServer } from '../support/model-server.mjs';
-import { startOpencode } from '../support/opencode.mjs';
-import { newRecordedPage, until as untilCondition } from '../support/page.mjs';
+import { screenshot } from '../support/browser.mjs';
+import { until as untilCondition } from '../support/page.mjs';
+import { startStack } from '../support/stack.mjs';
 
 const PASSWORD = 'e2e-secret';
 const WAIT = 60_000;
 
+let stack;
 let ms;
 let oc;
 let cc;
@@ -39,20 +37,12 @@ before(async () => {
   fs.writeFileSync(path.join(repo, 'README.md'), '# demo\n');
   git('add', '.');
   git('commit', '-q', '-m', 'first');
-  ms = await startModelServer();
-  oc = await startOpencode({ modelUrl: ms.url, password: PASSWORD, projectDir: repo });
-  cc = await startCrosscheck({ opencodeUrl: oc.url, password: PASSWORD });
-  browser = await launchBrowser();
-  ({ page, pageErrors } = await newRecordedPage(browser));
-  events = await subscribeEvents(oc.url, { headers: oc.authHeaders });
+  stack = await startStack({ password: PASSWORD, opencode: { projectDir: repo }, events: true });
+  ({ ms, oc, cc, browser, page, pageErrors, events } = stack);
 });
 
 after(async () => {
-  events?.close?.();
-  await browser?.close();
-  await cc?.stop();
-  await oc?.dispose();
-  await ms?.close();
+  await stack?.stop();
   if (repo) fs.rmSync(repo, { recursive: true, force: true });
 });
 

@@ -3,12 +3,8 @@
 // to other clients), a second send that asks first, and an orphaned review session.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { launchBrowser } from '../support/browser.mjs';
-import { startCrosscheck } from '../support/crosscheck.mjs';
-import { subscribeEvents } from '../support/events.mjs';
-import { startModelServer } from '../support/model-server.mjs';
-import { startOpencode } from '../support/opencode.mjs';
 import { newRecordedPage, until as untilCondition } from '../support/page.mjs';
+import { startStack } from '../support/stack.mjs';
 
 const PASSWORD = 'e2e-secret';
 const WAIT = 60_000;
@@ -16,6 +12,7 @@ const FEEDBACK_HEAD = 'Another agent reviewed your changes and left the feedback
   + 'Please review the feedback, resolve the relevant issues, and explain what you changed.\n\n';
 const REVIEW_TEXT = 'REVIEW: the parser drops the last line when it has no newline.';
 
+let stack;
 let ms;
 let oc;
 let cc;
@@ -25,21 +22,11 @@ let pageErrors = [];
 let events;
 
 before(async () => {
-  ms = await startModelServer();
-  oc = await startOpencode({ modelUrl: ms.url, password: PASSWORD });
-  cc = await startCrosscheck({ opencodeUrl: oc.url, password: PASSWORD });
-  browser = await launchBrowser();
-  ({ page, pageErrors } = await newRecordedPage(browser));
-  events = await subscribeEvents(oc.url, { headers: oc.authHeaders });
+  stack = await startStack({ password: PASSWORD, events: true });
+  ({ ms, oc, cc, browser, page, pageErrors, events } = stack);
 });
 
-after(async () => {
-  events?.close?.();
-  await browser?.close();
-  await cc?.stop();
-  await oc?.dispose();
-  await ms?.close();
-});
+after(() => stack?.stop());
 
 const until = (probe, what, timeoutMs = WAIT) => untilCondition(probe, what, timeoutMs);
 const chats = (from = 0) => ms.requests.slice(from).filter((r) => r.kind === 'chat');

@@ -6,16 +6,14 @@
 // folder of another project.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { launchBrowser } from '../support/browser.mjs';
 import { isAlive, makeTempDir, signalChild } from '../support/cleanup.mjs';
-import { startCrosscheck } from '../support/crosscheck.mjs';
-import { startModelServer } from '../support/model-server.mjs';
-import { startOpencode } from '../support/opencode.mjs';
 import { sleep, until } from '../support/page.mjs';
+import { startStack } from '../support/stack.mjs';
 
 const UI_TIMEOUT = 20_000;
 const TITLE = 'Sync session';
 
+let stack;
 let ms;
 let oc;
 let cc;
@@ -51,21 +49,15 @@ async function busyCount() {
 }
 
 before(async () => {
-  ms = await startModelServer();
-  oc = await startOpencode({ modelUrl: ms.url });
-  session = await oc.json('/session', { method: 'POST', body: { title: TITLE } });
-  cc = await startCrosscheck({ opencodeUrl: oc.url });
-  browser = await launchBrowser();
-  page = await browser.newPage();
-  page.on('pageerror', (err) => console.log(`page error: ${err.message}`));
+  stack = await startStack({
+    before: async ({ oc }) => {
+      session = await oc.json('/session', { method: 'POST', body: { title: TITLE } });
+    },
+  });
+  ({ ms, oc, cc, browser, page } = stack);
 });
 
-after(async () => {
-  await browser?.close();
-  await cc?.stop();
-  await oc?.dispose();
-  await ms?.close();
-});
+after(() => stack?.stop());
 
 test('OpenCode killed (SIGKILL) and restarted while a reply streams: the UI is back in sync', async () => {
   await page.goto(cc.url);

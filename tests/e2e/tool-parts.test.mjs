@@ -6,16 +6,15 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { launchBrowser, screenshot } from '../support/browser.mjs';
-import { startCrosscheck } from '../support/crosscheck.mjs';
+import { screenshot } from '../support/browser.mjs';
 import { subscribeEvents } from '../support/events.mjs';
-import { startModelServer } from '../support/model-server.mjs';
-import { startOpencode } from '../support/opencode.mjs';
+import { startStack } from '../support/stack.mjs';
 
 const PASSWORD = 'e2e-secret';
 const TITLE = 'Greeting work';
 const WAIT = 30_000;
 
+let stack;
 let ms;
 let oc;
 let cc;
@@ -24,21 +23,17 @@ let page;
 let session;
 
 before(async () => {
-  ms = await startModelServer();
-  oc = await startOpencode({ modelUrl: ms.url, password: PASSWORD });
-  session = await oc.json('/session', { method: 'POST', body: { title: TITLE } });
-  cc = await startCrosscheck({ opencodeUrl: oc.url, password: PASSWORD });
-  browser = await launchBrowser({ viewport: { width: 1400, height: 900 } });
-  page = await browser.newPage();
-  page.on('pageerror', (err) => console.log(`page error: ${err.message}`));
+  stack = await startStack({
+    password: PASSWORD,
+    viewport: { width: 1400, height: 900 },
+    before: async ({ oc }) => {
+      session = await oc.json('/session', { method: 'POST', body: { title: TITLE } });
+    },
+  });
+  ({ ms, oc, cc, browser, page } = stack);
 });
 
-after(async () => {
-  await browser?.close();
-  await cc?.stop();
-  await oc?.dispose();
-  await ms?.close();
-});
+after(() => stack?.stop());
 
 const FILE = () => path.join(oc.projectDir, 'src', 'greet.ts');
 const SOURCE = 'export function greet(name: string): string {\n  return `Hello, ${name}`;\n}\n';
