@@ -308,6 +308,44 @@ describe('TodoDock', () => {
   });
 });
 
+describe('a session on a second server', () => {
+  const down = { state: 'reconnecting', attempt: 1, retryInMs: 500 };
+  const ready = { state: 'ready', url: 'http://127.0.0.1:2', version: '1.18.33', managed: false };
+  function onSecond(connection: unknown) {
+    store.sessions.set('ses_1', { id: 'ses_1', title: 'Implements', directory: DIR, serverId: 'srv_2' } as never);
+    store.servers.set('srv_2', { id: 'srv_2', name: 'Second', kind: 'attached', saved: true, connection } as never);
+  }
+  afterEach(() => store.servers.clear());
+
+  it('the todo dock reads the list again when its own server is back, not the main one', async () => {
+    onSecond(down);
+    invoke.mockResolvedValue([]);
+    render(TodoDock, { sessionId: 'ses_1' });
+    await settle();
+    expect(asked().filter((r) => r.cmd === 'todos'), 'its server is down: nothing to read').toHaveLength(0);
+    store.servers.set('srv_2', { ...store.servers.get('srv_2')!, connection: ready as never });
+    flushSync();
+    await settle();
+    expect(asked().filter((r) => r.cmd === 'todos')).toHaveLength(1);
+  });
+
+  it('the Changes tab asks again when its own server reconnects', async () => {
+    onSecond(ready);
+    invoke.mockResolvedValue(changeSet());
+    render(ChangesPanel, { sessionId: 'ses_1' });
+    await settle();
+    const before = asked().filter((r) => r.cmd === 'changes').length;
+    expect(before).toBeGreaterThan(0);
+    store.servers.set('srv_2', { ...store.servers.get('srv_2')!, connection: down as never });
+    flushSync();
+    await settle();
+    store.servers.set('srv_2', { ...store.servers.get('srv_2')!, connection: ready as never });
+    flushSync();
+    await settle();
+    expect(asked().filter((r) => r.cmd === 'changes').length).toBe(before + 1);
+  });
+});
+
 describe('a deleted session', () => {
   it('has its Changes tab closed along with its chat tab', async () => {
     const { forgetSession } = await import('$lib/state/actions/sessions');

@@ -148,3 +148,73 @@ describe('a loop stopped on a dispute', () => {
     );
   });
 });
+
+describe('a loop stopped on a dispute, decided on the finding', () => {
+  const findings = {
+    reviewSessionId: 'ses_rev',
+    originalSessionId: 'ses_impl',
+    rounds: [{ round: 1, messageId: 'msg_r1', at: 1 }],
+    findings: [
+      { id: 'F1', severity: 'major', title: 'panics on empty', status: 'open', firstRound: 1, messageId: 'msg_r1', claimedUnchanged: false, history: [] },
+      { id: 'F2', severity: 'major', title: 'no test', status: 'disputed', firstRound: 1, messageId: 'msg_r1', claimedUnchanged: false, history: [] },
+    ],
+  };
+
+  async function renderBoth(loopId: string) {
+    const { default: FindingsList } = await import('$lib/components/review/FindingsList.svelte');
+    const { invoke } = await import('$lib/host');
+    vi.mocked(invoke).mockImplementation(async (req) => ((req as { cmd: string }).cmd === 'listFindings' ? findings : null) as never);
+    store.findings.set('ses_rev', findings as never);
+    store.loops.set('ses_impl', { ...ended, id: loopId, stop: { reason: 'disputed', detail: 'F2 disputed', findingIds: ['F2'], at: 1 } });
+    const target = document.createElement('div');
+    document.body.appendChild(target);
+    apps.push(mount(FindingsList, { target, props: { sessionId: 'ses_rev' } }));
+    flushSync();
+    const strip = render('ses_rev');
+    return { target, strip, sent: vi.mocked(invoke) };
+  }
+
+  it('offers the strip\'s decision on the disputed finding only, sends the same requests, and the strip follows', async () => {
+    const { target, strip, sent } = await renderBoth('loop_f1');
+    const row = (id: string) => target.querySelector(`[data-testid="finding-row"][data-finding-id="${id}"]`)!;
+    expect(row('F1').querySelector('[data-testid="finding-decide"]')).toBeNull();
+    const decide = row('F2').querySelector('[data-testid="finding-decide"]')!;
+    expect(decide).not.toBeNull();
+    expect(decide.querySelector('[data-testid="loop-decide-withdraw"]')).not.toBeNull();
+    expect(decide.querySelector('[data-testid="loop-decide-note"]')?.getAttribute('aria-label')).toBe('A note to the implementer on F2');
+
+    // Keep with a note, sent with Enter: the implementer gets the same words the strip sends.
+    const input = decide.querySelector<HTMLInputElement>('[data-testid="loop-decide-note"]')!;
+    input.value = 'callers pass user input';
+    input.dispatchEvent(new Event('input', { bubbles: true }));
+    flushSync();
+    input.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
+    await vi.waitFor(() =>
+      expect(sent.mock.calls.map((c) => c[0])).toContainEqual(expect.objectContaining({ cmd: 'sendPrompt', sessionId: 'ses_impl', text: 'F2: callers pass user input' })),
+    );
+    // Decided: neither the finding nor the strip offers it again.
+    await vi.waitFor(() => expect(row('F2').querySelector('[data-testid="finding-decide"]')).toBeNull());
+    expect(strip.querySelector('[data-testid="loop-decide"]')).toBeNull();
+  });
+
+  it('keeps the note when sending it fails, and one more round from the finding starts a loop of one', async () => {
+    const { target, sent } = await renderBoth('loop_f2');
+    const decide = () => target.querySelector('[data-testid="finding-row"][data-finding-id="F2"] [data-testid="finding-decide"]')!;
+    sent.mockImplementation(async (req) => {
+      const cmd = (req as { cmd: string }).cmd;
+      if (cmd === 'sendPrompt') throw { code: 'notConnected', message: 'the server is down' };
+      return (cmd === 'listFindings' ? findings : cmd === 'startLoop' ? { ...ended, id: 'loop_next', ended: false, stop: undefined } : null) as never;
+    });
+    const input = decide().querySelector<HTMLInputElement>('[data-testid="loop-decide-note"]')!;
+    input.value = 'please keep it';
+    input.dispatchEvent(new Event('input', { bubbles: true }));
+    flushSync();
+    decide().querySelector<HTMLElement>('[data-testid="loop-decide-keep"]')!.click();
+    await vi.waitFor(() => expect(sent.mock.calls.some((c) => (c[0] as { cmd: string }).cmd === 'sendPrompt')).toBe(true));
+    await vi.waitFor(() => expect(decide().getAttribute('data-busy')).toBe('false'));
+    expect(decide().querySelector<HTMLInputElement>('[data-testid="loop-decide-note"]')!.value).toBe('please keep it');
+
+    decide().querySelector<HTMLElement>('[data-testid="loop-decide-round"]')!.click();
+    await vi.waitFor(() => expect(sent.mock.calls.map((c) => c[0])).toContainEqual({ cmd: 'startLoop', sessionId: 'ses_rev', maxRounds: 1 }));
+  });
+});

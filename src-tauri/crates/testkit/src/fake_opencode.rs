@@ -27,6 +27,7 @@ use tokio::sync::{broadcast, oneshot, watch};
 mod diffs;
 mod events;
 mod history;
+mod questions;
 mod routes;
 mod turns;
 
@@ -239,6 +240,8 @@ pub struct FakeState {
     pub streams_opened: usize,
     /// Pending permission requests by id, as the server sends them.
     pub permissions: BTreeMap<String, Value>,
+    /// Pending questions by id, as `GET /question` lists them.
+    pub questions: BTreeMap<String, Value>,
     replies: HashMap<String, VecDeque<Reply>>,
     any_replies: VecDeque<Reply>,
     default_replies: usize,
@@ -555,12 +558,10 @@ impl FakeOpencode {
             "message.part.updated",
             json!({"sessionID": session_id, "part": part, "time": now_ms()}),
         );
-        self.shared.emit(
-            &dir,
-            "question.asked",
-            json!({"id": id, "sessionID": session_id, "questions": questions,
-                "tool": {"messageID": message_id, "callID": call_id}}),
-        );
+        let request = json!({"id": id, "sessionID": session_id, "questions": questions,
+            "tool": {"messageID": message_id, "callID": call_id}});
+        st.questions.insert(id.clone(), request.clone());
+        self.shared.emit(&dir, "question.asked", request);
         drop(st);
         self.shared.bump();
         Some(id)

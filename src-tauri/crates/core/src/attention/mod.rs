@@ -15,6 +15,7 @@ use crate::core::Core;
 use crate::metadata::{get_original_session_id, get_review_session_id};
 use crate::model::attention::{AttentionKind, AttentionReason};
 use crate::model::flow::{FlowState, FlowStep};
+use crate::model::ids::ServerId;
 use crate::model::loop_record::{LoopState, StopReason};
 use crate::model::now_ms;
 use crate::model::pin::ReviewPin;
@@ -221,25 +222,35 @@ fn push(core: &Core, session_id: &str) {
     core.with_store(|s| ((), s.session_change(session_id)));
 }
 
-/// Reads the pending questions of every folder with sessions (after a connect or reconnect).
+/// Reads the pending questions of every connected server, for each folder with sessions on
+/// it (after a connect or reconnect). The questions of a server that is not connected, or
+/// whose listing failed, are kept as they were.
 async fn reload_questions(core: &Core) {
-    let Ok(client) = core.client() else {
-        return;
-    };
-    let directories: std::collections::BTreeSet<String> = core.read_store(|s, _| {
-        s.sessions()
-            .into_iter()
-            .map(|s| s.directory)
-            .filter(|d| !d.is_empty())
-            .collect()
-    });
     let mut all = Vec::new();
     let mut seen = HashSet::new();
-    let scopes = std::iter::once(None).chain(directories.iter().map(|d| Some(d.as_str())));
-    for dir in scopes {
-        match client.questions(dir).await {
-            Ok(list) => all.extend(list.into_iter().filter(|q| seen.insert(q.id.clone()))),
-            Err(e) => tracing::warn!("cannot list the questions of {dir:?}: {e}"),
+    let mut kept: HashSet<ServerId> = HashSet::new();
+    for server in core.server_handles() {
+        let Some(client) = server.client() else {
+            kept.insert(server.id.clone());
+            continue;
+        };
+        let directories: std::collections::BTreeSet<String> = core.read_store(|s, _| {
+            s.sessions()
+                .into_iter()
+                .filter(|session| s.server_of(&session.id) == server.id)
+                .map(|session| session.directory)
+                .filter(|d| !d.is_empty())
+                .collect()
+        });
+        let scopes = std::iter::once(None).chain(directories.iter().map(|d| Some(d.as_str())));
+        for dir in scopes {
+            match client.questions(dir).await {
+                Ok(list) => all.extend(list.into_iter().filter(|q| seen.insert(q.id.clone()))),
+                Err(e) => {
+                    tracing::warn!("cannot list the questions of {dir:?} on {}: {e}", server.id);
+                    kept.insert(server.id.clone());
+                }
+            }
         }
     }
     let sessions: HashSet<String> = core.read_store(|s, _| {
@@ -250,6 +261,12 @@ async fn reload_questions(core: &Core) {
             .collect()
     });
     core.with_store(|s| {
+        let still: Vec<_> = s
+            .questions()
+            .into_iter()
+            .filter(|q| kept.contains(&s.server_of(&q.session_id)) && seen.insert(q.id.clone()))
+            .collect();
+        all.extend(still);
         s.reset_questions(all);
         ((), None)
     });

@@ -50,10 +50,11 @@ pub async fn see_sessions(core: &Core, req: SeeSessions) -> Result<()> {
     Ok(())
 }
 
-/// Answers (or rejects) a pending question in its session's directory. A session that is gone
-/// says so; a question the server no longer has (answered elsewhere) is no longer pending.
+/// Answers (or rejects) a pending question on its session's server, in the session's
+/// directory. A session that is gone says so; a question the server no longer has (answered
+/// elsewhere) is no longer pending.
 pub async fn answer_question(core: &Core, req: AnswerQuestion) -> Result<()> {
-    let client = core.client()?;
+    let client = core.client_for(&req.session_id)?;
     // A session that is gone says so (`SessionNotFound`: its question went with it).
     let directory = core.known_session(&req.session_id).await?.directory;
     let directory = Some(directory).filter(|d| !d.is_empty());

@@ -1,12 +1,16 @@
 //! Attention as a backend fact, against the fake OpenCode server: each session's view carries
 //! why it needs the person (a permission, a question, a finished turn), looking at the session
-//! settles what seeing settles, a restart does not raise it again, and answering an item whose
-//! session is gone says so.
+//! settles what seeing settles, a restart does not raise it again, answering an item whose
+//! session is gone says so, and with two servers each item is read from and answered on its
+//! session's own server.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
-use crate::support::{Harness, Reply, SHORT, wait_change};
-use crosscheck_core::api_types::PermissionReplyKind;
+use std::time::Duration;
+
+use crate::support::{FakeOpencode, Harness, Reply, SHORT, wait_change};
+use crosscheck_core::api_types::{Connection, PermissionReplyKind, ServerView};
 use crosscheck_core::model::attention::AttentionKind;
+use crosscheck_core::requests::{AddServer, AnswerQuestion, ReplyPermission};
 use crosscheck_core::{Change, ErrorCode, Request};
 
 /// The kinds of the session's reasons in the snapshot.
@@ -132,6 +136,110 @@ async fn permissions_and_questions_are_reasons_and_a_gone_session_says_so() {
         err.message.contains(&a),
         "it names the session: {}",
         err.message
+    );
+    h.stop().await;
+}
+
+/// Starts a second fake server and adds it in the app; answers it and its view once Ready.
+async fn add_second(h: &Harness) -> (FakeOpencode, ServerView) {
+    let project = h.dir.path().join("second");
+    std::fs::create_dir_all(&project).unwrap();
+    let fake = FakeOpencode::start(project.to_str().unwrap()).await;
+    let mut changes = h.core.subscribe();
+    let added: ServerView = serde_json::from_value(
+        h.request(Request::AddServer(AddServer {
+            url: fake.base_url.clone(),
+            password: None,
+            name: Some("Second".into()),
+        }))
+        .await
+        .expect("added"),
+    )
+    .unwrap();
+    let id = added.id.clone();
+    wait_change(&mut changes, SHORT, "the second server to be ready", move |c| {
+        matches!(c, Change::Server { server } if server.id == id && matches!(server.connection, Connection::Ready { .. }))
+    })
+    .await;
+    (fake, added)
+}
+
+/// Waits until the session is listed with a reason of `kind`.
+async fn wait_kind(h: &Harness, session_id: &str, kind: AttentionKind) {
+    let deadline = tokio::time::Instant::now() + SHORT;
+    loop {
+        let snapshot = h.snapshot().await;
+        let found = snapshot
+            .sessions
+            .iter()
+            .find(|s| s.session.id == session_id)
+            .is_some_and(|s| s.attention.iter().any(|r| r.kind == kind));
+        if found {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{session_id} never carried {kind:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_permission_and_a_question_on_the_second_server_are_answered_there() {
+    let h = Harness::start().await;
+    let (second, _) = add_second(&h).await;
+    let asking = second.seed_session("Asks on the second server", None);
+    second.seed_messages(&asking, 2, 10);
+
+    let per = second.ask_permission(&asking, "bash", &["git push origin main"]);
+    wait_kind(&h, &asking, AttentionKind::Permission).await;
+    h.request(Request::ReplyPermission(ReplyPermission {
+        session_id: asking.clone(),
+        request_id: per,
+        reply: PermissionReplyKind::Once,
+    }))
+    .await
+    .expect("the permission is answered");
+    assert_eq!(second.count("POST /permission/:id/reply"), 1);
+    assert_eq!(h.fake.count("POST /permission/:id/reply"), 0);
+
+    let que = second
+        .ask_question(&asking, "Which branch?")
+        .expect("asked");
+    wait_kind(&h, &asking, AttentionKind::Question).await;
+    h.request(Request::AnswerQuestion(AnswerQuestion {
+        session_id: asking.clone(),
+        request_id: que.clone(),
+        answers: Some(vec![vec!["Yes".into()]]),
+    }))
+    .await
+    .expect("the question is answered on its own server");
+    assert_eq!(second.count("POST /question/:id/reply"), 1);
+    assert_eq!(h.fake.count("POST /question/:id/reply"), 0);
+    assert!(
+        !kinds(&h, &asking).await.contains(&AttentionKind::Question),
+        "the answered question is no longer listed"
+    );
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_pending_on_the_second_server_shows_after_a_restart() {
+    let mut h = Harness::start().await;
+    let (second, _) = add_second(&h).await;
+    let asking = second.seed_session("Asked while away", None);
+    second.seed_messages(&asking, 2, 10);
+    h.core.shutdown().await;
+    // Asked while Crosscheck was not running: only reading the pending questions finds it.
+    second
+        .ask_question(&asking, "Which branch?")
+        .expect("asked");
+    h.restart_core().await;
+    wait_kind(&h, &asking, AttentionKind::Question).await;
+    assert!(
+        second.count("GET /question") > 0,
+        "the second server was asked for its questions"
     );
     h.stop().await;
 }

@@ -1,5 +1,5 @@
 //! The fake's HTTP side: every request recorded, then answered by route (sessions, messages,
-//! `prompt_async`, permissions, abort), with the scripted delays and one-shot failures.
+//! `prompt_async`, permissions, questions, abort), with the scripted delays and one-shot failures.
 
 use super::events::event_stream;
 use super::turns::run_turn;
@@ -21,6 +21,10 @@ pub(super) fn route_of(method: &Method, path: &str) -> (String, Option<String>) 
         ),
         ["permission", id, "reply"] => (
             format!("{method} /permission/:id/reply"),
+            Some((*id).to_owned()),
+        ),
+        ["question", id, answer] => (
+            format!("{method} /question/:id/{answer}"),
             Some((*id).to_owned()),
         ),
         _ => (format!("{method} {path}"), None),
@@ -126,6 +130,9 @@ pub(super) async fn route_request(
 ) -> Response {
     let id = id.unwrap_or_default();
     if let Some(response) = diffs::route(shared, route, id, directory.as_deref(), query) {
+        return response;
+    }
+    if let Some(response) = questions::route(shared, route, id, directory.as_deref(), &body) {
         return response;
     }
     match route {

@@ -222,6 +222,30 @@ fn decide_open(
     )
 }
 
+/// The decision on a reviewer reply recorded before the loop started, when the person started
+/// it ("one more round" after a loop stopped on a dispute or a stall): that stop was already
+/// theirs to decide, so the findings it names go to the implementer again, with every other
+/// finding open at the threshold, instead of stopping the new loop on them at once.
+pub fn overruled(
+    decision: Decision,
+    view: &FindingsView,
+    round: u32,
+    threshold: Severity,
+) -> Decision {
+    let Decision::Stop(StopReason::Disputed | StopReason::Stalled, _, ids) = decision else {
+        return decision;
+    };
+    let mut open = open_after(view, round, threshold);
+    open.extend(ids);
+    Decision::Forward(
+        view.findings
+            .iter()
+            .filter(|f| open.contains(&f.id))
+            .cloned()
+            .collect(),
+    )
+}
+
 /// The findings as the implementer gets them (the `{{review_feedback}}` of the seed's
 /// feedback words): one line each, detail indented below.
 pub fn feedback_text(findings: &[FindingView]) -> String {
@@ -386,6 +410,33 @@ mod tests {
         assert_eq!(ids, ["F1"]);
         assert!(detail.contains("the name is never empty"), "{detail}");
         assert!(detail.contains("callers pass user input"), "{detail}");
+    }
+
+    #[test]
+    fn one_more_round_forwards_a_disputed_finding_instead_of_stopping_on_it_again() {
+        let mut l = Link::new();
+        l.review(
+            "FINDINGS\n- [F1] major — x\n- [F2] major — y\nVERDICT: FLAGS (2)",
+            5,
+        );
+        l.answer("- [F1] DISPUTED — the name is never empty\n- [F2] FIXED");
+        let d = l.review(
+            "FINDINGS\n- [F1] OPEN — callers pass user input\n- [F2] OPEN — still\nVERDICT: FLAGS (2)",
+            5,
+        );
+        assert!(
+            matches!(d, Decision::Stop(StopReason::Disputed, ..)),
+            "{d:?}"
+        );
+        let view = view(&l.db, "r").expect("view");
+        let Decision::Forward(sent) = overruled(d, &view, 2, Severity::Minor) else {
+            panic!("forwarded")
+        };
+        let ids: Vec<&str> = sent.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(ids, ["F1", "F2"]);
+        // Any other stop stays a stop.
+        let clean = Decision::Stop(StopReason::Clean, String::new(), Vec::new());
+        assert_eq!(overruled(clean.clone(), &view, 2, Severity::Minor), clean);
     }
 
     #[test]

@@ -344,6 +344,15 @@ impl LoopTask {
             self.state.threshold,
             self.state.max_rounds,
         );
+        // A reply recorded before this loop began, read by its first step (it has sent nothing
+        // but the prompt it started on): the person started it on that reply ("one more
+        // round"), so it goes on.
+        let decision =
+            if !recorded.new && self.state.round == 1 && self.state.sent_message_ids.len() <= 1 {
+                super::rules::overruled(decision, &view, recorded.round, self.state.threshold)
+            } else {
+                decision
+            };
         let comments = std::mem::take(&mut self.comments);
         let decision =
             super::comments::decide(decision, &comments, self.state.round, self.state.max_rounds);
