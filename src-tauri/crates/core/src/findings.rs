@@ -716,6 +716,99 @@ mod tests {
     }
 
     #[test]
+    fn a_claim_judged_by_its_lines_keeps_them_for_the_history_and_the_note() {
+        let (dir, db) = db();
+        let r1 = parse_findings(
+            "FINDINGS\n- [F1] major src/greet.rs:11 — panics\n- [F2] minor src/x.rs — y\n- [F3] nit — z\nVERDICT: FLAGS (3)",
+        );
+        record_review(&db, "ses_r", None, "msg_1", &r1, None, 1).expect("record");
+        let lines = UnchangedLines {
+            path: "src/greet.rs".into(),
+            first_line: 8,
+            last_line: 14,
+            now_first_line: None,
+        };
+        let unchanged = record_answers_judged(
+            &db,
+            "ses_r",
+            "msg_a",
+            "- [F1] FIXED\n- [F2] FIXED\n- [F3] FIXED",
+            |id, _| match id {
+                "F1" => ClaimCheck::Unchanged(Some(lines.clone())),
+                "F2" => ClaimCheck::Unchanged(None),
+                _ => ClaimCheck::Changed,
+            },
+        )
+        .expect("answers");
+        assert_eq!(unchanged, ["F1", "F2"]);
+        // Read again from the file, as after a restart.
+        drop(db);
+        let db = Db::open(&dir.path().join("c.db")).expect("reopen");
+        let v = view(&db, "ses_r").expect("view");
+        assert_eq!(v.findings[0].unchanged_lines.as_ref(), Some(&lines));
+        assert_eq!(
+            v.findings[0].history[1].unchanged_lines.as_ref(),
+            Some(&lines)
+        );
+        assert!(v.findings[1].claimed_unchanged && v.findings[1].unchanged_lines.is_none());
+        assert!(!v.findings[2].claimed_unchanged);
+        let ids = ["F2".to_owned(), "F1".to_owned(), "F3".to_owned()];
+        let claims = unchanged_claims(&db, "ses_r", &ids).expect("claims");
+        assert_eq!(
+            claims,
+            [
+                UnchangedClaim {
+                    id: "F2".into(),
+                    location: Some("src/x.rs".into()),
+                    lines: None
+                },
+                UnchangedClaim {
+                    id: "F1".into(),
+                    location: Some("src/greet.rs:11".into()),
+                    lines: Some(lines)
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_database_from_before_the_kept_lines_gains_the_column() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("c.db");
+        {
+            let conn = rusqlite::Connection::open(&path).expect("open");
+            conn.execute_batch(
+                "CREATE TABLE loop_finding_status (
+                    review_session TEXT NOT NULL, id TEXT NOT NULL, round INTEGER NOT NULL, side TEXT NOT NULL,
+                    status TEXT NOT NULL, note TEXT, claimed_unchanged INTEGER NOT NULL DEFAULT 0,
+                    message_id TEXT NOT NULL, seq INTEGER NOT NULL,
+                    PRIMARY KEY (review_session, id, round, side));
+                 INSERT INTO loop_finding_status VALUES ('ses_r', 'F1', 1, 'implementer', 'claimedFixed', NULL, 1, 'msg_a', 2);",
+            )
+            .expect("old schema");
+        }
+        let db = Db::open(&path).expect("open migrates");
+        let has = db
+            .with(|c| {
+                Ok(c.prepare("SELECT 1 FROM pragma_table_info('loop_finding_status') WHERE name = 'unchanged_lines'")?
+                    .exists([])?)
+            })
+            .expect("pragma");
+        assert!(has);
+        let r1 = parse_findings("FINDINGS\n- [F1] major src/a.rs:3 — x\nVERDICT: FLAGS (1)");
+        record_review(&db, "ses_r", None, "msg_1", &r1, None, 1).expect("record");
+        let v = view(&db, "ses_r").expect("view");
+        let old = v.findings[0]
+            .history
+            .iter()
+            .find(|h| h.message_id == "msg_a")
+            .expect("the old row");
+        assert!(old.claimed_unchanged && old.unchanged_lines.is_none());
+        drop(db);
+        Db::open(&path).expect("opens again");
+    }
+
+    #[test]
     fn the_person_accepting_a_dispute_withdraws_the_finding() {
         let (_dir, db) = db();
         let r1 = parse_findings("FINDINGS\n- [F1] major src/lib.rs:3 — panics\nVERDICT: FLAGS (1)");

@@ -727,6 +727,55 @@ async fn a_restart_while_the_implementer_works_resumes_and_answers_once() {
     h.stop().await;
 }
 
+/// The lines kept around a finding survive a restart in the middle of the implementer's turn:
+/// its claim is still judged by them after the app comes back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_mid_loop_keeps_the_findings_lines() {
+    let mut h = Harness::start().await;
+    let project = h.dir.path().join("project");
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    let source: String = (1..=40).map(|i| format!("fn line_{i}() {{}}\n")).collect();
+    std::fs::write(project.join("src/lib.rs"), &source).unwrap();
+    git(&project, &["init", "-q"]);
+    git(&project, &["add", "."]);
+    git(&project, &["commit", "-q", "-m", "start"]);
+    let (o, review) = start_looped(
+        &h,
+        5,
+        vec![Reply::text(ROUND_1), Reply::text(CLEAN_2)],
+        vec![Reply::hang(FIXED_F1)],
+    )
+    .await;
+    wait_loop(&h, &o, "the implementer's turn", |s| {
+        s.phase == LoopPhase::Implementing && s.pending.is_none()
+    })
+    .await;
+    h.core.shutdown().await;
+    // The implementer edits far from F1's lines while the app is down.
+    std::fs::write(
+        project.join("src/lib.rs"),
+        source.replace("fn line_30() {}", "fn line_30(name: &str) {}"),
+    )
+    .unwrap();
+    let deadline = tokio::time::Instant::now() + SHORT;
+    while !h.fake.finish_silently(&o) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the implementer's turn never ran"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    h.restart_core().await;
+    let end = wait_end(&h, &o).await;
+    assert_eq!(stop_reason(&end), StopReason::Clean, "{end:?}");
+    let hidden = &crate::support::part_texts(&h.fake.prompts_to(&review)[1])[1].0;
+    assert!(
+        hidden.contains("F1: claimed fixed, but lines 1-6 of src/lib.rs are unchanged"),
+        "{hidden}"
+    );
+    h.stop().await;
+}
+
 /// A step chosen before the restart: sent once when the server does not have its id, not
 /// again when it does (the app stopped between sending and saving).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
