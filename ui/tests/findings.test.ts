@@ -12,6 +12,7 @@ import {
   messageFindings,
   notClosedCount,
   roundMessageOf,
+  unchangedWords,
 } from '$lib/findings';
 import type { FindingRound } from '$lib/types/FindingRound';
 import type { FindingView } from '$lib/types/FindingView';
@@ -117,6 +118,19 @@ describe('historyByRound', () => {
     const rounds = historyByRound(view.findings[1].history);
     expect(rounds[0].implementer?.note).toBe('by design');
     expect(rounds[1].reviewer?.note).toBe('still wrong');
+  });
+  it('carries the lines a claimed fix left unchanged, per finding', () => {
+    const lines = { path: 'src/greet.rs', firstLine: 8, lastLine: 14 };
+    const rounds = historyByRound([
+      round({}),
+      round({ side: 'implementer', status: 'claimedFixed', claimedUnchanged: true, unchangedLines: lines }),
+    ]);
+    expect(rounds[0].unchangedLines).toEqual(lines);
+    expect(unchangedWords(rounds[0].unchangedLines)).toBe('Claimed fixed, but lines 8-14 of src/greet.rs are unchanged');
+    expect(unchangedWords({ ...lines, nowFirstLine: 10 })).toBe(
+      'Claimed fixed, but lines 8-14 of src/greet.rs are unchanged (now lines 10-16)',
+    );
+    expect(unchangedWords(undefined)).toBe('Claimed fixed, code unchanged');
   });
   it('sorts rounds that arrive out of order', () => {
     const rounds = historyByRound([round({ round: 3 }), round({ round: 1 })]);

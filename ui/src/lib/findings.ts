@@ -9,6 +9,7 @@ import type { FindingView } from '$lib/types/FindingView';
 import type { FindingsView } from '$lib/types/FindingsView';
 import type { RoundCoverage } from '$lib/types/RoundCoverage';
 import type { Severity } from '$lib/types/Severity';
+import type { UnchangedLines } from '$lib/types/UnchangedLines';
 
 /** Every status, in the order the filter offers them. */
 export const STATUSES: readonly FindingStatus[] = ['open', 'disputed', 'claimedFixed', 'fixed', 'withdrawn'];
@@ -53,6 +54,8 @@ export interface RoundEntry {
   implementer?: FindingRound;
   /** The implementer claimed a fix while the code did not change that round. */
   claimedUnchanged: boolean;
+  /** With `claimedUnchanged`: the finding's lines that stayed as they were, when known. */
+  unchangedLines?: UnchangedLines;
 }
 
 /** A finding's history grouped by round, oldest first; a side that spoke twice in one round
@@ -64,6 +67,7 @@ export function historyByRound(history: readonly FindingRound[]): RoundEntry[] {
     if (h.side === 'reviewer') entry.reviewer = h;
     else entry.implementer = h;
     entry.claimedUnchanged ||= h.claimedUnchanged;
+    if (h.claimedUnchanged && h.unchangedLines) entry.unchangedLines = h.unchangedLines;
     rounds.set(h.round, entry);
   }
   return [...rounds.values()].sort((a, b) => a.round - b.round);
@@ -93,6 +97,17 @@ export function defaultSelection(findings: readonly FindingView[]): Set<string> 
 
 /** What a round says it reviewed, in the words the round line shows: "covered 12 of 14
  * changed files", the count when the changed files are unknown, or that it named none. */
+/** "Claimed fixed, code unchanged" for a finding, naming its lines when they were kept:
+ * "Claimed fixed, but lines 8-14 of src/greet.rs are unchanged" (and where they are now, when
+ * lines above them moved them). */
+export function unchangedWords(lines: UnchangedLines | undefined): string {
+  if (!lines) return t('findings.claimedUnchanged');
+  const words = t('findings.claimedUnchangedLines', { first: lines.firstLine, last: lines.lastLine, path: lines.path });
+  if (lines.nowFirstLine == null || lines.nowFirstLine === lines.firstLine) return words;
+  const now = t('findings.unchangedNowAt', { first: lines.nowFirstLine, last: lines.nowFirstLine + (lines.lastLine - lines.firstLine) });
+  return `${words} ${now}`;
+}
+
 export function coverageWords(coverage: RoundCoverage): string {
   if (coverage.reviewed.length === 0) return t('findings.coverageNone');
   if (coverage.changed == null) return t('findings.coverageUnknown', { count: coverage.reviewed.length });

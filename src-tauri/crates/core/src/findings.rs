@@ -14,7 +14,7 @@ use rusqlite::{OptionalExtension, params};
 use crate::db::Db;
 use crate::error::Result;
 pub use crate::model::findings::{
-    FindingRound, FindingView, FindingsView, ReviewRound, RoundCoverage, RoundSide,
+    FindingRound, FindingView, FindingsView, ReviewRound, RoundCoverage, RoundSide, UnchangedLines,
 };
 
 /// What recording a reviewer reply did.
@@ -48,7 +48,27 @@ pub(crate) fn create_tables(conn: &rusqlite::Connection) -> rusqlite::Result<()>
          CREATE TABLE IF NOT EXISTS loop_answers (
             review_session TEXT NOT NULL, message_id TEXT NOT NULL, round INTEGER NOT NULL,
             PRIMARY KEY (review_session, message_id));",
-    )
+    )?;
+    // A table made before the lines of a claimed-unchanged finding were kept gets the column.
+    let has_lines = conn
+        .prepare(
+            "SELECT 1 FROM pragma_table_info('loop_finding_status') WHERE name = 'unchanged_lines'",
+        )?
+        .exists([])?;
+    if !has_lines {
+        conn.execute_batch("ALTER TABLE loop_finding_status ADD COLUMN unchanged_lines TEXT")?;
+    }
+    conn.execute_batch(crate::flows::review_loop::evidence::SCHEMA)
+}
+
+/// How an implementer's FIXED claim left its finding's code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClaimCheck {
+    /// The code changed (or cannot be told: the claim is taken at its word).
+    Changed,
+    /// The code is as the last review saw it: these lines of the finding, or (`None`) its
+    /// whole file, or no file at all for a finding without a location.
+    Unchanged(Option<UnchangedLines>),
 }
 
 fn severity_of(word: &str) -> Severity {
@@ -231,48 +251,42 @@ pub fn record_answers(
     text: &str,
     code_changed: bool,
 ) -> Result<Vec<String>> {
-    record_answers_with(db, review_session, message_id, text, |_| !code_changed)
+    record_answers_judged(db, review_session, message_id, text, |_, _| {
+        if code_changed {
+            ClaimCheck::Changed
+        } else {
+            ClaimCheck::Unchanged(None)
+        }
+    })
 }
 
-/// [`record_answers`] judged per finding: `changed` are the files the implementer's turn
-/// changed, and a FIXED claim is "claimed fixed, code unchanged" when its finding's file is
-/// not among them (a finding without a location: when no file changed at all).
-pub fn record_answers_per_file(
+/// Whether a finding at `location` (`path` or `path:line`) lies in none of the `changed`
+/// files (a finding without a location: whether no file changed at all).
+pub fn unchanged_file(changed: &[String], location: Option<&str>) -> bool {
+    match location
+        .and_then(|l| l.split(':').next())
+        .filter(|p| !p.is_empty())
+    {
+        Some(path) => {
+            let named = [Reviewed {
+                path: path.to_owned(),
+                lines: None,
+            }];
+            uncovered(changed, &named).len() == changed.len()
+        }
+        None => changed.is_empty(),
+    }
+}
+
+/// Records the implementer's answers by id as [`record_answers`] does, each FIXED claim
+/// judged by `judge(id, location)`. Answers the ids marked unchanged; nothing when this
+/// message was recorded before.
+pub fn record_answers_judged(
     db: &Db,
     review_session: &str,
     message_id: &str,
     text: &str,
-    changed: &[String],
-) -> Result<Vec<String>> {
-    record_answers_with(
-        db,
-        review_session,
-        message_id,
-        text,
-        |location| match location
-            .and_then(|l| l.split(':').next())
-            .filter(|p| !p.is_empty())
-        {
-            Some(path) => {
-                let named = [Reviewed {
-                    path: path.to_owned(),
-                    lines: None,
-                }];
-                uncovered(changed, &named).len() == changed.len()
-            }
-            None => changed.is_empty(),
-        },
-    )
-}
-
-/// Records the answers; `unchanged(location)` says whether a FIXED claim for a finding at
-/// that location left its code unchanged.
-fn record_answers_with(
-    db: &Db,
-    review_session: &str,
-    message_id: &str,
-    text: &str,
-    unchanged_at: impl Fn(Option<&str>) -> bool,
+    judge: impl Fn(&str, Option<&str>) -> ClaimCheck,
 ) -> Result<Vec<String>> {
     let answers = parse_answers(text);
     db.with(|c| {
@@ -310,16 +324,72 @@ fn record_answers_with(
                 FindingStatus::Fixed => FindingStatus::ClaimedFixed,
                 other => other,
             };
-            let claimed =
-                status == FindingStatus::ClaimedFixed && unchanged_at(location.as_deref());
+            let check = if status == FindingStatus::ClaimedFixed {
+                judge(&a.id, location.as_deref())
+            } else {
+                ClaimCheck::Changed
+            };
+            let (claimed, lines) = match check {
+                ClaimCheck::Changed => (false, None),
+                ClaimCheck::Unchanged(lines) => (true, lines),
+            };
             if claimed {
                 unchanged.push(a.id.clone());
             }
-            put_status(&tx, review_session, &a.id, round, RoundSide::Implementer, status, a.reason.as_deref(), claimed, message_id, seq)?;
+            put_status_with(&tx, review_session, &a.id, round, RoundSide::Implementer, status, a.reason.as_deref(), claimed, lines.as_ref(), message_id, seq)?;
             seq += 1;
         }
         tx.commit()?;
         Ok(unchanged)
+    })
+}
+
+/// A finding an implementer claimed fixed while its code stayed as it was: its id, its
+/// location as the reviewer wrote it, and the lines left unchanged when known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnchangedClaim {
+    /// `F1`, ...
+    pub id: String,
+    /// `path` or `path:line`, when the finding has one.
+    pub location: Option<String>,
+    /// The finding's lines that stayed as they were (absent: judged by its whole file).
+    pub lines: Option<UnchangedLines>,
+}
+
+/// The newest "claimed fixed, code unchanged" answer of each of `ids` in the link, in the
+/// order of `ids` (an id without one is left out).
+pub fn unchanged_claims(
+    db: &Db,
+    review_session: &str,
+    ids: &[String],
+) -> Result<Vec<UnchangedClaim>> {
+    db.with(|c| {
+        let mut stmt = c.prepare_cached(
+            "SELECT f.location, s.unchanged_lines FROM loop_finding_status s
+               JOIN loop_findings f ON f.review_session = s.review_session AND f.id = s.id
+             WHERE s.review_session = ?1 AND s.id = ?2 AND s.side = 'implementer'
+               AND s.claimed_unchanged = 1
+             ORDER BY s.seq DESC LIMIT 1",
+        )?;
+        let mut out = Vec::new();
+        for id in ids {
+            let row = stmt
+                .query_row(params![review_session, id], |r| {
+                    Ok((
+                        r.get::<_, Option<String>>(0)?,
+                        r.get::<_, Option<String>>(1)?,
+                    ))
+                })
+                .optional()?;
+            if let Some((location, lines)) = row {
+                out.push(UnchangedClaim {
+                    id: id.clone(),
+                    location,
+                    lines: lines.and_then(|j| serde_json::from_str(&j).ok()),
+                });
+            }
+        }
+        Ok(out)
     })
 }
 
@@ -386,13 +456,45 @@ fn put_status(
     message_id: &str,
     seq: i64,
 ) -> rusqlite::Result<()> {
+    put_status_with(
+        tx,
+        review_session,
+        id,
+        round,
+        side,
+        status,
+        note,
+        claimed_unchanged,
+        None,
+        message_id,
+        seq,
+    )
+}
+
+/// [`put_status`] with the lines a claimed-unchanged answer left as they were.
+#[allow(clippy::too_many_arguments)]
+fn put_status_with(
+    tx: &rusqlite::Transaction<'_>,
+    review_session: &str,
+    id: &str,
+    round: u32,
+    side: RoundSide,
+    status: FindingStatus,
+    note: Option<&str>,
+    claimed_unchanged: bool,
+    lines: Option<&UnchangedLines>,
+    message_id: &str,
+    seq: i64,
+) -> rusqlite::Result<()> {
+    let lines = lines.and_then(|l| serde_json::to_string(l).ok());
     tx.execute(
-        "INSERT INTO loop_finding_status (review_session, id, round, side, status, note, claimed_unchanged, message_id, seq)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+        "INSERT INTO loop_finding_status (review_session, id, round, side, status, note, claimed_unchanged, unchanged_lines, message_id, seq)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
          ON CONFLICT (review_session, id, round, side) DO UPDATE SET status = excluded.status,
            note = excluded.note, claimed_unchanged = excluded.claimed_unchanged,
+           unchanged_lines = excluded.unchanged_lines,
            message_id = excluded.message_id, seq = excluded.seq",
-        params![review_session, id, round, side_str(side), status.as_str(), note, claimed_unchanged, message_id, seq],
+        params![review_session, id, round, side_str(side), status.as_str(), note, claimed_unchanged, lines, message_id, seq],
     )?;
     Ok(())
 }
@@ -443,7 +545,7 @@ pub fn view(db: &Db, review_session: &str) -> Result<FindingsView> {
             })
             .collect();
         let mut history_stmt = c.prepare(
-            "SELECT id, round, side, status, note, claimed_unchanged, message_id FROM loop_finding_status
+            "SELECT id, round, side, status, note, claimed_unchanged, message_id, unchanged_lines FROM loop_finding_status
              WHERE review_session = ?1 ORDER BY seq",
         )?;
         let history: Vec<(String, FindingRound)> = history_stmt
@@ -460,6 +562,9 @@ pub fn view(db: &Db, review_session: &str) -> Result<FindingsView> {
                         status: status_of(&r.get::<_, String>(3)?),
                         note: r.get(4)?,
                         claimed_unchanged: r.get(5)?,
+                        unchanged_lines: r
+                            .get::<_, Option<String>>(7)?
+                            .and_then(|j| serde_json::from_str(&j).ok()),
                         message_id: r.get(6)?,
                     },
                 ))
@@ -481,6 +586,7 @@ pub fn view(db: &Db, review_session: &str) -> Result<FindingsView> {
                     first_round: r.get(5)?,
                     message_id: r.get(6)?,
                     claimed_unchanged: false,
+                    unchanged_lines: None,
                     history: Vec::new(),
                 })
             })?
@@ -494,6 +600,7 @@ pub fn view(db: &Db, review_session: &str) -> Result<FindingsView> {
             if let Some(last) = f.history.last() {
                 f.status = last.status;
                 f.claimed_unchanged = last.claimed_unchanged;
+                f.unchanged_lines = last.unchanged_lines.clone();
             }
         }
         findings.sort_by_key(|f| f.id[1..].parse::<u32>().unwrap_or(u32::MAX));
@@ -606,6 +713,99 @@ mod tests {
         let v = view(&db, "ses_r").expect("view");
         assert_eq!(v.rounds[0].verdict, None);
         assert!(v.rounds[0].unparsed.is_some());
+    }
+
+    #[test]
+    fn a_claim_judged_by_its_lines_keeps_them_for_the_history_and_the_note() {
+        let (dir, db) = db();
+        let r1 = parse_findings(
+            "FINDINGS\n- [F1] major src/greet.rs:11 — panics\n- [F2] minor src/x.rs — y\n- [F3] nit — z\nVERDICT: FLAGS (3)",
+        );
+        record_review(&db, "ses_r", None, "msg_1", &r1, None, 1).expect("record");
+        let lines = UnchangedLines {
+            path: "src/greet.rs".into(),
+            first_line: 8,
+            last_line: 14,
+            now_first_line: None,
+        };
+        let unchanged = record_answers_judged(
+            &db,
+            "ses_r",
+            "msg_a",
+            "- [F1] FIXED\n- [F2] FIXED\n- [F3] FIXED",
+            |id, _| match id {
+                "F1" => ClaimCheck::Unchanged(Some(lines.clone())),
+                "F2" => ClaimCheck::Unchanged(None),
+                _ => ClaimCheck::Changed,
+            },
+        )
+        .expect("answers");
+        assert_eq!(unchanged, ["F1", "F2"]);
+        // Read again from the file, as after a restart.
+        drop(db);
+        let db = Db::open(&dir.path().join("c.db")).expect("reopen");
+        let v = view(&db, "ses_r").expect("view");
+        assert_eq!(v.findings[0].unchanged_lines.as_ref(), Some(&lines));
+        assert_eq!(
+            v.findings[0].history[1].unchanged_lines.as_ref(),
+            Some(&lines)
+        );
+        assert!(v.findings[1].claimed_unchanged && v.findings[1].unchanged_lines.is_none());
+        assert!(!v.findings[2].claimed_unchanged);
+        let ids = ["F2".to_owned(), "F1".to_owned(), "F3".to_owned()];
+        let claims = unchanged_claims(&db, "ses_r", &ids).expect("claims");
+        assert_eq!(
+            claims,
+            [
+                UnchangedClaim {
+                    id: "F2".into(),
+                    location: Some("src/x.rs".into()),
+                    lines: None
+                },
+                UnchangedClaim {
+                    id: "F1".into(),
+                    location: Some("src/greet.rs:11".into()),
+                    lines: Some(lines)
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_database_from_before_the_kept_lines_gains_the_column() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("c.db");
+        {
+            let conn = rusqlite::Connection::open(&path).expect("open");
+            conn.execute_batch(
+                "CREATE TABLE loop_finding_status (
+                    review_session TEXT NOT NULL, id TEXT NOT NULL, round INTEGER NOT NULL, side TEXT NOT NULL,
+                    status TEXT NOT NULL, note TEXT, claimed_unchanged INTEGER NOT NULL DEFAULT 0,
+                    message_id TEXT NOT NULL, seq INTEGER NOT NULL,
+                    PRIMARY KEY (review_session, id, round, side));
+                 INSERT INTO loop_finding_status VALUES ('ses_r', 'F1', 1, 'implementer', 'claimedFixed', NULL, 1, 'msg_a', 2);",
+            )
+            .expect("old schema");
+        }
+        let db = Db::open(&path).expect("open migrates");
+        let has = db
+            .with(|c| {
+                Ok(c.prepare("SELECT 1 FROM pragma_table_info('loop_finding_status') WHERE name = 'unchanged_lines'")?
+                    .exists([])?)
+            })
+            .expect("pragma");
+        assert!(has);
+        let r1 = parse_findings("FINDINGS\n- [F1] major src/a.rs:3 — x\nVERDICT: FLAGS (1)");
+        record_review(&db, "ses_r", None, "msg_1", &r1, None, 1).expect("record");
+        let v = view(&db, "ses_r").expect("view");
+        let old = v.findings[0]
+            .history
+            .iter()
+            .find(|h| h.message_id == "msg_a")
+            .expect("the old row");
+        assert!(old.claimed_unchanged && old.unchanged_lines.is_none());
+        drop(db);
+        Db::open(&path).expect("opens again");
     }
 
     #[test]

@@ -24,7 +24,7 @@ pub const REVIEW_FINDINGS_INSTRUCTIONS: &str = "session.reviewFindings.instructi
 /// Hidden instructions sent with review feedback to the implementer: answer each finding by id.
 pub const REVIEW_ANSWER_INSTRUCTIONS: &str = "session.reviewAnswers.instructions";
 /// Hidden note to the reviewer when the implementer claimed fixes the code does not show;
-/// takes `{{finding_ids}}`.
+/// takes `{{findings}}` (one line per finding: its unchanged lines, or its unchanged file).
 pub const REVIEW_UNCHANGED_NOTE: &str = "session.reviewUnchanged.instructions";
 /// Hidden note to the reviewer when its CLEAN does not say it reviewed every changed file;
 /// takes `{{files}}`.
@@ -120,7 +120,9 @@ Please address each comment, change the code where it applies, and explain what 
     ),
     (
         REVIEW_UNCHANGED_NOTE,
-        "Note for this round: the implementer reported {{finding_ids}} as fixed, but the code has not changed since your last review. Check those findings against the code itself, not against the claim.",
+        "Note for this round: the implementer reported findings as fixed whose code has not changed since your last review:
+{{findings}}
+Check those findings against the code itself, not against the claim.",
     ),
     (
         REVIEW_COVERAGE_NOTE,
@@ -341,6 +343,10 @@ mod tests {
                     ("review_feedback", "F"),
                     ("implementation_response", "R"),
                     ("finding_ids", "F1"),
+                    (
+                        "findings",
+                        "- F1: claimed fixed, but src/a.rs did not change",
+                    ),
                 ],
             );
             let lower = rendered.to_lowercase();

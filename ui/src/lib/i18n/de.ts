@@ -324,6 +324,8 @@ export const de: Record<MessageKey, string> = {
   'findings.side.reviewer': 'Reviewer',
   'findings.side.implementer': 'Umsetzung',
   'findings.claimedUnchanged': 'Als behoben gemeldet, Code unverändert',
+  'findings.claimedUnchangedLines': 'Als behoben gemeldet, aber die Zeilen {first}–{last} von {path} sind unverändert',
+  'findings.unchangedNowAt': '(jetzt Zeilen {first}–{last})',
   'findings.rounds': 'Runden',
   'findings.roundVerdict': 'Runde {round}: {verdict}',
   'findings.roundUnparsed': 'Runde {round}: unlesbar',

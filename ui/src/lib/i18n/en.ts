@@ -323,6 +323,8 @@ export const en = {
   'findings.side.reviewer': 'Reviewer',
   'findings.side.implementer': 'Implementer',
   'findings.claimedUnchanged': 'Claimed fixed, code unchanged',
+  'findings.claimedUnchangedLines': 'Claimed fixed, but lines {first}-{last} of {path} are unchanged',
+  'findings.unchangedNowAt': '(now lines {first}-{last})',
   'findings.rounds': 'Rounds',
   'findings.roundVerdict': 'Round {round}: {verdict}',
   'findings.roundUnparsed': 'Round {round}: unreadable',

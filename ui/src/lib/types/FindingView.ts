@@ -2,6 +2,7 @@
 import type { FindingRound } from "./FindingRound";
 import type { FindingStatus } from "./FindingStatus";
 import type { Severity } from "./Severity";
+import type { UnchangedLines } from "./UnchangedLines";
 
 /**
  * One finding of a link, as the Findings list shows it.
@@ -43,6 +44,10 @@ messageId: string,
  * The newest implementer answer claimed a fix the code does not show.
  */
 claimedUnchanged: boolean, 
+/**
+ * With `claimed_unchanged`: the finding's lines that stayed as they were, when known.
+ */
+unchangedLines?: UnchangedLines, 
 /**
  * Every status it had, oldest first.
  */

@@ -16,6 +16,24 @@ pub enum RoundSide {
     Implementer,
 }
 
+/// The lines around a finding (its line or range plus a margin, as the last review saw them)
+/// that an implementer's turn claiming the finding fixed left as they were.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct UnchangedLines {
+    /// The file, relative to the session's folder.
+    pub path: String,
+    /// The first line, as the last review saw the file (1-based).
+    pub first_line: u32,
+    /// The last line, as the last review saw the file.
+    pub last_line: u32,
+    /// Where the same lines start now, when lines added or removed above them moved them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub now_first_line: Option<u32>,
+}
+
 /// A finding's status as one side gave it in one round.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -32,6 +50,11 @@ pub struct FindingRound {
     pub note: Option<String>,
     /// The implementer said FIXED but the code fingerprint did not change that round.
     pub claimed_unchanged: bool,
+    /// With `claimed_unchanged`: the lines around the finding that the claimed fix left as
+    /// they were, when the finding had a line (absent: judged by its whole file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub unchanged_lines: Option<UnchangedLines>,
     /// The message that said it.
     pub message_id: String,
 }
@@ -61,6 +84,10 @@ pub struct FindingView {
     pub message_id: String,
     /// The newest implementer answer claimed a fix the code does not show.
     pub claimed_unchanged: bool,
+    /// With `claimed_unchanged`: the finding's lines that stayed as they were, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub unchanged_lines: Option<UnchangedLines>,
     /// Every status it had, oldest first.
     pub history: Vec<FindingRound>,
 }

@@ -727,6 +727,55 @@ async fn a_restart_while_the_implementer_works_resumes_and_answers_once() {
     h.stop().await;
 }
 
+/// The lines kept around a finding survive a restart in the middle of the implementer's turn:
+/// its claim is still judged by them after the app comes back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_mid_loop_keeps_the_findings_lines() {
+    let mut h = Harness::start().await;
+    let project = h.dir.path().join("project");
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    let source: String = (1..=40).map(|i| format!("fn line_{i}() {{}}\n")).collect();
+    std::fs::write(project.join("src/lib.rs"), &source).unwrap();
+    git(&project, &["init", "-q"]);
+    git(&project, &["add", "."]);
+    git(&project, &["commit", "-q", "-m", "start"]);
+    let (o, review) = start_looped(
+        &h,
+        5,
+        vec![Reply::text(ROUND_1), Reply::text(CLEAN_2)],
+        vec![Reply::hang(FIXED_F1)],
+    )
+    .await;
+    wait_loop(&h, &o, "the implementer's turn", |s| {
+        s.phase == LoopPhase::Implementing && s.pending.is_none()
+    })
+    .await;
+    h.core.shutdown().await;
+    // The implementer edits far from F1's lines while the app is down.
+    std::fs::write(
+        project.join("src/lib.rs"),
+        source.replace("fn line_30() {}", "fn line_30(name: &str) {}"),
+    )
+    .unwrap();
+    let deadline = tokio::time::Instant::now() + SHORT;
+    while !h.fake.finish_silently(&o) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the implementer's turn never ran"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    h.restart_core().await;
+    let end = wait_end(&h, &o).await;
+    assert_eq!(stop_reason(&end), StopReason::Clean, "{end:?}");
+    let hidden = &crate::support::part_texts(&h.fake.prompts_to(&review)[1])[1].0;
+    assert!(
+        hidden.contains("F1: claimed fixed, but lines 1-6 of src/lib.rs are unchanged"),
+        "{hidden}"
+    );
+    h.stop().await;
+}
+
 /// A step chosen before the restart: sent once when the server does not have its id, not
 /// again when it does (the app stopped between sending and saving).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -870,10 +919,89 @@ async fn a_fix_claimed_without_a_code_change_is_marked_and_told_to_the_reviewer(
         );
         let hidden = &crate::support::part_texts(&h.fake.prompts_to(&review)[1])[1].0;
         assert_eq!(
-            hidden.contains("reported F1 as fixed, but the code has not changed"),
+            hidden.contains("F1: claimed fixed, but src/lib.rs did not change"),
             unchanged,
             "edited: {edited:?}: {hidden}"
         );
+        h.stop().await;
+    }
+}
+
+/// A FIXED claim is judged by the lines around its finding's line, not by its whole file: an
+/// edit far away in the same file leaves the finding's code unchanged (told to the reviewer per
+/// finding, with the lines), lines inserted above only move it, an edit inside its lines or
+/// the file's deletion is a change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fix_claimed_with_edits_elsewhere_in_its_file_is_unchanged_by_its_lines() {
+    let source: String = (1..=40).map(|i| format!("fn line_{i}() {{}}\n")).collect();
+    let edit_line = |n: usize, to: &str| -> String {
+        source
+            .lines()
+            .enumerate()
+            .map(|(i, l)| {
+                if i + 1 == n {
+                    format!("{to}\n")
+                } else {
+                    format!("{l}\n")
+                }
+            })
+            .collect()
+    };
+    let far = edit_line(30, "fn line_30(name: &str) {}");
+    let inside = edit_line(
+        3,
+        "fn line_3(name: &str) { if name.is_empty() { return; } }",
+    );
+    let above = format!("// a\n// b\n// c\n// d\n// e\n{source}");
+    // (the file after the implementer's turn, None: deleted; the note the reviewer gets, if any)
+    for (after, note) in [
+        (
+            Some(far.as_str()),
+            Some("F1: claimed fixed, but lines 1-6 of src/lib.rs are unchanged"),
+        ),
+        (Some(inside.as_str()), None),
+        (
+            Some(above.as_str()),
+            Some("F1: claimed fixed, but lines 1-6 of src/lib.rs are unchanged (now lines 6-11)"),
+        ),
+        (None, None),
+    ] {
+        let h = Harness::start().await;
+        let project = h.dir.path().join("project");
+        std::fs::create_dir_all(project.join("src")).unwrap();
+        std::fs::write(project.join("src/lib.rs"), &source).unwrap();
+        git(&project, &["init", "-q"]);
+        git(&project, &["add", "."]);
+        git(&project, &["commit", "-q", "-m", "start"]);
+        let (o, review) = start_looped(
+            &h,
+            5,
+            vec![Reply::text(ROUND_1), Reply::text(CLEAN_2)],
+            vec![Reply::text(FIXED_F1).delayed(std::time::Duration::from_millis(400))],
+        )
+        .await;
+        wait_loop(&h, &o, "the implementer's turn", |s| {
+            s.phase == LoopPhase::Implementing
+        })
+        .await;
+        match after {
+            Some(text) => std::fs::write(project.join("src/lib.rs"), text).unwrap(),
+            None => std::fs::remove_file(project.join("src/lib.rs")).unwrap(),
+        }
+        let end = wait_end(&h, &o).await;
+        assert_eq!(stop_reason(&end), StopReason::Clean, "{end:?}");
+        let view = list_findings(&h, &o).await;
+        let claim = view.findings[0]
+            .history
+            .iter()
+            .find(|r| r.side == crosscheck_core::findings::RoundSide::Implementer)
+            .expect("the answer is recorded");
+        assert_eq!(claim.claimed_unchanged, note.is_some(), "{note:?}");
+        let hidden = &crate::support::part_texts(&h.fake.prompts_to(&review)[1])[1].0;
+        match note {
+            Some(note) => assert!(hidden.contains(note), "{note}: {hidden}"),
+            None => assert!(!hidden.contains("claimed fixed"), "{hidden}"),
+        }
         h.stop().await;
     }
 }

@@ -3,23 +3,30 @@
 //! instruction for the implementer. The visible parts keep the seed's words.
 
 use crate::error::Result;
+use crate::findings::UnchangedClaim;
 use crate::prompts::{
     REVIEW_ANSWER_INSTRUCTIONS, REVIEW_COVERAGE_NOTE, REVIEW_DISPUTE_NOTE, REVIEW_EVIDENCE_NOTE,
     REVIEW_FINDINGS_INSTRUCTIONS, REVIEW_UNCHANGED_NOTE, Registry,
 };
 
 /// The hidden instructions for a prompt to the reviewer, with the notes for findings claimed
-/// fixed while their code did not change and for findings the implementer disputes.
+/// fixed while their code did not change (one line per finding, naming its lines or its file)
+/// and for findings the implementer disputes.
 pub fn for_reviewer(
     registry: &Registry,
-    claimed_unchanged: &[String],
+    claimed_unchanged: &[UnchangedClaim],
     disputed: &[String],
 ) -> Result<String> {
     let mut text = registry.render(REVIEW_FINDINGS_INSTRUCTIONS, &[])?;
     if !claimed_unchanged.is_empty() {
-        let ids = claimed_unchanged.join(", ");
+        let findings: Vec<String> = claimed_unchanged
+            .iter()
+            .map(|c| format!("- {}", super::evidence::note_line(c)))
+            .collect();
         text.push_str("\n\n");
-        text.push_str(&registry.render(REVIEW_UNCHANGED_NOTE, &[("finding_ids", &ids)])?);
+        text.push_str(
+            &registry.render(REVIEW_UNCHANGED_NOTE, &[("findings", &findings.join("\n"))])?,
+        );
     }
     if !disputed.is_empty() {
         let ids = disputed.join(", ");

@@ -7,6 +7,7 @@
 pub(crate) mod code;
 mod comments;
 pub mod coverage;
+pub(crate) mod evidence;
 pub mod hidden;
 mod reconcile;
 pub use crate::model::loop_record as record;

@@ -234,10 +234,20 @@ impl LoopTask {
                 LoopPhase::Implementing => {
                     // Only a claimed fix needs to know whether the code moved; the claims are
                     // read as the findings record reads them (FIXED, RESOLVED, DONE).
-                    let claims_fix = crosscheck_review::findings::parse_answers(&text)
-                        .iter()
-                        .any(|a| a.status == crosscheck_review::findings::FindingStatus::Fixed);
-                    let moved = if claims_fix {
+                    let claimed: Vec<String> = crosscheck_review::findings::parse_answers(&text)
+                        .into_iter()
+                        .filter(|a| a.status == crosscheck_review::findings::FindingStatus::Fixed)
+                        .map(|a| a.id)
+                        .collect();
+                    // Judged by the lines around each finding (only those files are read); a
+                    // claim without kept lines by its file's fingerprint.
+                    let by_lines = super::evidence::judge_claims(
+                        core.db(),
+                        &self.state.review_session_id,
+                        &directory,
+                        &claimed,
+                    )?;
+                    let moved = if claimed.iter().any(|id| !by_lines.contains_key(id)) {
                         self.moved_files(&directory).await
                     } else {
                         None
@@ -245,7 +255,7 @@ impl LoopTask {
                     if let Some(t) = &mut self.timer {
                         t.mark("fingerprint");
                     }
-                    self.after_implementer(&text, &reply_id, moved)?
+                    self.after_implementer(&text, &reply_id, &by_lines, moved)?
                 }
                 LoopPhase::Stopped => {
                     return Err(Error::Internal("a stopped loop ran".into()));
@@ -326,6 +336,13 @@ impl LoopTask {
             seen.as_ref(),
         )?;
         let view = findings::view(core.db(), &self.state.review_session_id)?;
+        // The lines around each open finding, as this review saw them, for the next claim.
+        super::evidence::save(
+            core.db(),
+            &self.state.review_session_id,
+            recorded.round,
+            &super::evidence::windows_of_open(directory, &view),
+        )?;
         if recorded.new {
             core.emit(Change::Findings {
                 findings: view.clone(),
@@ -458,31 +475,29 @@ impl LoopTask {
     }
 
     /// The implementer answered: record its answers (a FIXED claim judged by its finding's
-    /// file), send it back once for disputes without evidence, else choose the reviewer's next
-    /// prompt.
+    /// lines when they were kept, else by its file), send it back once for disputes without
+    /// evidence, else choose the reviewer's next prompt.
     fn after_implementer(
         &mut self,
         text: &str,
         reply_id: &str,
+        by_lines: &std::collections::HashMap<String, findings::ClaimCheck>,
         moved: Option<Vec<String>>,
     ) -> Result<()> {
         let core = self.core.clone();
-        let unchanged = match &moved {
-            Some(files) => findings::record_answers_per_file(
-                core.db(),
-                &self.state.review_session_id,
-                reply_id,
-                text,
-                files,
-            )?,
-            None => findings::record_answers(
-                core.db(),
-                &self.state.review_session_id,
-                reply_id,
-                text,
-                true,
-            )?,
-        };
+        let unchanged = findings::record_answers_judged(
+            core.db(),
+            &self.state.review_session_id,
+            reply_id,
+            text,
+            |id, location| match (by_lines.get(id), &moved) {
+                (Some(check), _) => check.clone(),
+                (None, Some(files)) if findings::unchanged_file(files, location) => {
+                    findings::ClaimCheck::Unchanged(None)
+                }
+                _ => findings::ClaimCheck::Changed,
+            },
+        )?;
         if let Some(t) = &mut self.timer {
             t.mark("recorded");
         }
@@ -513,7 +528,12 @@ impl LoopTask {
             prompts::IMPLEMENTATION_RESPONSE_TO_REVIEWER,
             &[("implementation_response", text)],
         )?;
-        let hidden = hidden::for_reviewer(&registry, &self.state.claimed_unchanged, &disputed)?;
+        let claims = findings::unchanged_claims(
+            core.db(),
+            &self.state.review_session_id,
+            &self.state.claimed_unchanged,
+        )?;
+        let hidden = hidden::for_reviewer(&registry, &claims, &disputed)?;
         self.state.round += 1;
         self.choose(
             self.state.review_session_id.to_string(),
