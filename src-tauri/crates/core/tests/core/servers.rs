@@ -319,3 +319,64 @@ async fn requests_on_a_second_server_session_ask_that_server() {
     assert_eq!(folders["current"], second.directory.as_str());
     h.stop().await;
 }
+
+/// Folder requests that name the second server go to it: making a folder a repository and a
+/// new worktree are asked of the second server only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn worktree_requests_naming_the_second_server_go_to_it() {
+    let h = Harness::start().await;
+    let (second, view) = add_second(&h).await;
+    let repo = h.dir.path().join("second-repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&[
+        "-c",
+        "user.email=t@example.invalid",
+        "-c",
+        "user.name=t",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "first",
+    ]);
+    let dir = repo.to_str().unwrap().to_owned();
+    let asked = |fake: &FakeOpencode| {
+        fake.requests()
+            .iter()
+            .filter(|r| {
+                r.path.starts_with("/experimental/worktree") || r.path == "/project/git/init"
+            })
+            .count()
+    };
+    // The fake has no worktree routes: what matters is which server was asked.
+    let _ = h
+        .request(Request::InitRepository(
+            crosscheck_core::requests::InitRepository {
+                directory: dir.clone(),
+                server_id: Some(view.id.clone()),
+            },
+        ))
+        .await;
+    let _ = h
+        .request(Request::CreateWorktree(
+            crosscheck_core::requests::CreateWorktree {
+                directory: dir.clone(),
+                name: "feature".into(),
+                server_id: Some(view.id.clone()),
+            },
+        ))
+        .await;
+    assert_eq!(asked(&second), 2, "both asked of the second server");
+    assert_eq!(asked(&h.fake), 0, "neither of the main one");
+    h.stop().await;
+}
