@@ -141,3 +141,26 @@ describe('agent pickers', () => {
     expect(without.readOnlyAgent).toBeUndefined();
   });
 });
+
+describe('catalog per server', () => {
+  it("asks a session's own server for its models, agents and commands, and keeps the servers apart", async () => {
+    const { catalog } = await import('$lib/state/catalog.svelte');
+    invoke.mockReset();
+    invoke.mockImplementation(async (req: { cmd: string; serverId?: string }) =>
+      req.cmd === 'providers'
+        ? { providers: [{ id: 'fake', name: 'Fake', models: [{ id: req.serverId ?? 'main', name: 'M', variants: [] }] }], default: {} }
+        : [],
+    );
+    const second = catalog.get('/same/folder', 'srv_second');
+    const main = catalog.get('/same/folder');
+    await second.load();
+    await main.load();
+    const asked = invoke.mock.calls.map(([req]) => [req.cmd, req.serverId]);
+    expect(asked).toContainEqual(['providers', 'srv_second']);
+    expect(asked).toContainEqual(['agents', 'srv_second']);
+    expect(asked).toContainEqual(['commands', 'srv_second']);
+    expect(asked).toContainEqual(['providers', undefined]);
+    expect(second.providers?.providers[0].models[0].id).toBe('srv_second');
+    expect(main.providers?.providers[0].models[0].id).toBe('main');
+  });
+});

@@ -1,10 +1,11 @@
-// Providers, agents and slash commands per directory, fetched once and refreshed after the
-// server (re)connects.
+// Providers, agents and slash commands per server and directory, fetched once and refreshed
+// after the server (re)connects.
 
 import { invoke } from '$lib/host';
 import type { AgentInfo } from '$lib/types/AgentInfo';
 import type { CommandEntry } from '$lib/types/CommandEntry';
 import type { ProviderCatalog } from '$lib/types/ProviderCatalog';
+import type { ServerId } from '$lib/types/ServerId';
 
 export class DirectoryCatalog {
   providers: ProviderCatalog | null = $state.raw(null);
@@ -13,18 +14,22 @@ export class DirectoryCatalog {
   loaded: boolean = $state(false);
   private loading: Promise<void> | null = null;
   readonly directory: string;
+  /** The server asked (the session's); the main one when absent. */
+  readonly serverId: ServerId | undefined;
 
-  constructor(directory: string) {
+  constructor(directory: string, serverId?: ServerId) {
     this.directory = directory;
+    this.serverId = serverId;
   }
 
   load(force = false): Promise<void> {
     if (this.loading && !force) return this.loading;
     const directory = this.directory || undefined;
+    const serverId = this.serverId;
     const p = Promise.allSettled([
-      invoke({ cmd: 'providers', directory }),
-      invoke({ cmd: 'agents', directory }),
-      invoke({ cmd: 'commands', directory }),
+      invoke({ cmd: 'providers', directory, serverId }),
+      invoke({ cmd: 'agents', directory, serverId }),
+      invoke({ cmd: 'commands', directory, serverId }),
     ]).then(([providers, agents, commands]) => {
       // A failed fetch keeps what we had: never treat a failure as an empty result.
       if (providers.status === 'fulfilled' && providers.value) this.providers = providers.value;
@@ -58,12 +63,14 @@ class Catalog {
   // Plain map: entries are created while rendering; their fields are the reactive part.
   private readonly dirs = new Map<string, DirectoryCatalog>();
 
-  /** The catalog of a directory, loading it on first use. */
-  get(directory: string): DirectoryCatalog {
-    let c = this.dirs.get(directory);
+  /** The catalog of a directory on a server (the main one when absent), loading it on first
+   * use. */
+  get(directory: string, serverId?: ServerId): DirectoryCatalog {
+    const key = `${serverId ?? ''}\n${directory}`;
+    let c = this.dirs.get(key);
     if (!c) {
-      c = new DirectoryCatalog(directory);
-      this.dirs.set(directory, c);
+      c = new DirectoryCatalog(directory, serverId);
+      this.dirs.set(key, c);
       void c.load();
     }
     return c;

@@ -3,4 +3,4 @@
 /**
  * Where a handoff flow is.
  */
-export type FlowStep = "requestingHandoff" | "waitingForHandoff" | "preparingReviewSession" | "sendingReview" | "done" | "failed" | "cancelled";
+export type FlowStep = "requestingHandoff" | "waitingForHandoff" | "preparingReviewSession" | "sendingReview" | "runningElsewhere" | "done" | "failed" | "cancelled";

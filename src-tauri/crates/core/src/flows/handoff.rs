@@ -2,6 +2,11 @@
 //! hidden instructions), wait on the event stream for that turn to complete, then create or
 //! reuse the one review session linked to it, send it the review prompt, and open its tab.
 //!
+//! Before the request goes out, the handoff claims the implementing session on its server
+//! ([`super::claim`]): of two Crosscheck processes starting the same handoff at once, the one
+//! whose claim does not stand sends nothing; it waits for the other's handoff to end and then
+//! shows its review session. The claim is released when the flow ends, however it ends.
+//!
 //! The wait ends at once when the turn fails (also up front, with only a `session.error`), when
 //! the implementing session is deleted, on Cancel, and at the time limit (which aborts the
 //! turn, as Cancel does). A Cancel is honoured between every step, up to sending the review.
@@ -12,6 +17,7 @@ use crosscheck_opencode::{Session, TextPartInput, ids};
 use futures_util::FutureExt;
 use tokio::sync::watch;
 
+use super::claim::{self, Claim, ClaimEntry, Claimed};
 use super::review_link::{Prepared, create_or_reuse_review_session, replace_gone_review_session};
 use super::{FlowState, FlowStep, Started, now_ms};
 use crate::api_types::{Change, ModelChoice, NoticeLevel};
@@ -57,10 +63,12 @@ pub fn start(
         state: state.clone(),
         cancel,
         created_review: None,
+        claim: None,
+        elsewhere: false,
     };
     core.push_task(tokio::spawn(async move {
         let outcome = supervised(flow.run(choice, reviewer, review_loop)).await;
-        flow.finish(outcome);
+        flow.finish(outcome).await;
     }));
     Ok(state)
 }
@@ -91,6 +99,10 @@ struct Flow {
     /// A review session this flow created and has not sent the review yet: removed (and
     /// unlinked) again when the handoff fails.
     created_review: Option<String>,
+    /// This flow's claim on the implementing session, released when it ends.
+    claim: Option<Claim>,
+    /// Another process ran this handoff; this flow only followed it.
+    elsewhere: bool,
 }
 
 impl Flow {
@@ -115,21 +127,29 @@ impl Flow {
         Ok(())
     }
 
-    fn finish(&mut self, outcome: Result<()>) {
+    async fn finish(&mut self, outcome: Result<()>) {
+        // Released before the end is published: whoever sees the flow ended sees no claim.
+        if let Some(claim) = self.claim.take() {
+            claim.release(&self.core).await;
+        }
         match outcome {
             Ok(()) => {
                 self.state.step = FlowStep::Done;
-                let code = if self.state.reused {
-                    "notice.reviewReused"
+                let (code, message) = if self.elsewhere {
+                    (
+                        "notice.reviewElsewhere",
+                        "The handoff ran in another window; its review session is open here.",
+                    )
+                } else if self.state.reused {
+                    ("notice.reviewReused", "The review session has the handoff.")
                 } else {
-                    "notice.reviewStarted"
+                    (
+                        "notice.reviewStarted",
+                        "The review session has the handoff.",
+                    )
                 };
-                self.core.notice(
-                    NoticeLevel::Success,
-                    code,
-                    &[],
-                    "The review session has the handoff.".into(),
-                );
+                self.core
+                    .notice(NoticeLevel::Success, code, &[], message.into());
             }
             Err(Error::Cancelled) => self.state.step = FlowStep::Cancelled,
             Err(e) => {
@@ -163,6 +183,12 @@ impl Flow {
 
         // Follow the transcript so the reply lands in the store.
         let _follow = Follow::new(&core, &original.id).await?;
+        self.check_cancel()?;
+        // One process of those starting this handoff now sends it; the others follow it.
+        match claim::acquire(&core, &original.id, claim::HANDOFF).await? {
+            Claimed::Ours(held) => self.claim = Some(held),
+            Claimed::Theirs(theirs) => return self.follow_elsewhere(&original.id, theirs).await,
+        }
         self.check_cancel()?;
         let handoff_id = ids::message_id();
         let registry = core.prompts();
@@ -318,6 +344,100 @@ impl Flow {
             )?;
         }
         Ok(())
+    }
+
+    /// Follows a handoff of this session that another process holds the claim for: waits until
+    /// that claim is released (or lapses), then shows the review session it sent the review to.
+    /// Fails when that handoff ended without sending a review; Cancel stops only the waiting.
+    async fn follow_elsewhere(&mut self, original_id: &str, mut theirs: ClaimEntry) -> Result<()> {
+        tracing::info!(
+            original = original_id,
+            "another process runs this handoff; following it instead of sending it again"
+        );
+        self.elsewhere = true;
+        let core = self.core.clone();
+        let timeout_ms = core.settings().handoff_timeout();
+        self.state.deadline = Some(now_ms() + timeout_ms as i64);
+        self.step(FlowStep::RunningElsewhere);
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(timeout_ms);
+        loop {
+            // Until it is released (seen on the event stream) or its expiry passes unrenewed.
+            let lapses = std::time::Duration::from_millis(
+                u64::try_from(theirs.expires_at - now_ms()).unwrap_or(0) + 500,
+            );
+            let until = deadline.min(tokio::time::Instant::now() + lapses);
+            let token = theirs.token.clone();
+            let waited = wait_for(
+                &core,
+                |change| {
+                    matches!(change, Change::SessionUpserted { session } if session.session.id == original_id)
+                },
+                |_| {
+                    core.read_store(|s, _| {
+                        let session = s.session(original_id)?;
+                        let holder =
+                            claim::live_claim(session.metadata.as_ref(), claim::HANDOFF, now_ms());
+                        (holder.map(|c| c.token) != Some(token.clone())).then_some(())
+                    })
+                },
+                Some(until),
+                Some(self.cancel.clone()),
+            )
+            .await?;
+            if matches!(waited, Waited::Cancelled) {
+                return Err(Error::Cancelled);
+            }
+            let session = core.session(original_id).await?;
+            match claim::live_claim(session.metadata.as_ref(), claim::HANDOFF, now_ms()) {
+                Some(_) if tokio::time::Instant::now() >= deadline => {
+                    return Err(Error::HandoffTimeout(timeout_ms / 1000));
+                }
+                // Renewed, or taken by yet another process: keep following.
+                Some(next) => theirs = next,
+                None => break,
+            }
+        }
+        let review = self
+            .review_sent_elsewhere(original_id)
+            .await?
+            .ok_or_else(|| {
+                Error::HandoffFailed(
+                    "the handoff running in another window ended without sending the review".into(),
+                )
+            })?;
+        self.state.review_session_id = Some(review.id.clone());
+        self.state.reused = true;
+        crate::services::tabs::show_partner_tab(
+            &core,
+            original_id,
+            Tab::session(&review.id, &review.directory, &review.title),
+        )?;
+        Ok(())
+    }
+
+    /// The review session linked from the original, when it is a valid one that received a
+    /// prompt since shortly before this flow started (the other process's review).
+    async fn review_sent_elsewhere(&self, original_id: &str) -> Result<Option<Session>> {
+        let core = &self.core;
+        let original = core.session(original_id).await?;
+        let Some(linked) = crate::metadata::get_review_session_id(&original) else {
+            return Ok(None);
+        };
+        let review = match core.session(linked).await {
+            Ok(r) if crate::metadata::is_review_of(&r, original_id) => r,
+            Ok(_) | Err(Error::SessionNotFound(_)) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let since = self.state.started_at - claim::TTL.as_millis() as i64;
+        let page = core
+            .client_for(&review.id)?
+            .messages(&review.id, Some(5), None)
+            .await?;
+        let prompted = page
+            .messages
+            .iter()
+            .any(|m| m.info.role == "user" && m.info.time.created >= since);
+        Ok(prompted.then_some(review))
     }
 
     /// Waits (in the turn room) for the assistant reply to `message_id` to complete, pushing

@@ -2,6 +2,7 @@
 
 pub use crate::model::flow::{FlowState, FlowStep};
 
+pub mod claim;
 pub mod cold_review;
 pub mod delete;
 pub mod handoff;

@@ -16,6 +16,9 @@ pub enum FlowStep {
     PreparingReviewSession,
     /// Sending the review prompt.
     SendingReview,
+    /// Another Crosscheck process (another window) runs this session's handoff: this one
+    /// waits for it and then shows its review session.
+    RunningElsewhere,
     /// Done: the reviewer has the handoff.
     Done,
     /// Failed; see `error`.

@@ -1,10 +1,10 @@
 //! Catalog requests: what the pickers and the command list offer.
 
-use crosscheck_opencode::{AgentInfo, ProviderCatalog};
+use crosscheck_opencode::{AgentInfo, Client, ProviderCatalog};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::api_types::CommandEntry;
+use crate::api_types::{CommandEntry, ServerId};
 use crate::core::Core;
 use crate::error::Result;
 
@@ -23,6 +23,15 @@ pub struct Providers {
     #[serde(default)]
     #[ts(optional)]
     pub directory: Option<String>,
+    /// The server asked: the one this session lives on (what a session's pickers ask).
+    #[serde(default)]
+    #[ts(optional)]
+    pub session_id: Option<String>,
+    /// The server asked when no session is named (a new session's pickers); the main one when
+    /// neither is given.
+    #[serde(default)]
+    #[ts(optional)]
+    pub server_id: Option<ServerId>,
 }
 
 /// Fields of [`Request::Agents`](super::Request::Agents).
@@ -34,6 +43,15 @@ pub struct Agents {
     #[serde(default)]
     #[ts(optional)]
     pub directory: Option<String>,
+    /// The server asked: the one this session lives on (what a session's pickers ask).
+    #[serde(default)]
+    #[ts(optional)]
+    pub session_id: Option<String>,
+    /// The server asked when no session is named (a new session's pickers); the main one when
+    /// neither is given.
+    #[serde(default)]
+    #[ts(optional)]
+    pub server_id: Option<ServerId>,
 }
 
 /// Fields of [`Request::Commands`](super::Request::Commands).
@@ -45,19 +63,44 @@ pub struct Commands {
     #[serde(default)]
     #[ts(optional)]
     pub directory: Option<String>,
+    /// The server asked: the one this session lives on (what a session's pickers ask).
+    #[serde(default)]
+    #[ts(optional)]
+    pub session_id: Option<String>,
+    /// The server asked when no session is named (a new session's pickers); the main one when
+    /// neither is given.
+    #[serde(default)]
+    #[ts(optional)]
+    pub server_id: Option<ServerId>,
 }
 
-/// Providers and their models.
+/// The client of the server a request names: the session's, else the given server's, else the
+/// main one.
+pub(crate) fn client_of(
+    core: &Core,
+    session_id: Option<&str>,
+    server_id: Option<&ServerId>,
+) -> Result<Client> {
+    match (session_id, server_id) {
+        (Some(session), _) => core.client_for(session),
+        (None, Some(server)) => core.server_client(server),
+        (None, None) => core.client(),
+    }
+}
+
+/// Providers and their models of the server the request names.
 pub async fn providers(core: &Core, req: Providers) -> Result<ProviderCatalog> {
-    Ok(core.client()?.providers(req.directory.as_deref()).await?)
+    let client = client_of(core, req.session_id.as_deref(), req.server_id.as_ref())?;
+    Ok(client.providers(req.directory.as_deref()).await?)
 }
 
-/// The server's agents.
+/// The agents of the server the request names.
 pub async fn agents(core: &Core, req: Agents) -> Result<Vec<AgentInfo>> {
-    Ok(core.client()?.agents(req.directory.as_deref()).await?)
+    let client = client_of(core, req.session_id.as_deref(), req.server_id.as_ref())?;
+    Ok(client.agents(req.directory.as_deref()).await?)
 }
 
-/// Crosscheck's own commands first, then the server's (those with a builtin's name left out).
+/// Crosscheck's own commands first, then those of the server the request names (those with a builtin's name left out).
 /// The builtins are always listed: a server that cannot list its commands costs only its own.
 pub async fn commands(core: &Core, req: Commands) -> Result<Vec<CommandEntry>> {
     let mut entries: Vec<CommandEntry> = BUILTIN_COMMANDS
@@ -69,7 +112,7 @@ pub async fn commands(core: &Core, req: Commands) -> Result<Vec<CommandEntry>> {
             builtin: true,
         })
         .collect();
-    let server = match core.client() {
+    let server = match client_of(core, req.session_id.as_deref(), req.server_id.as_ref()) {
         Ok(client) => client
             .commands(req.directory.as_deref())
             .await

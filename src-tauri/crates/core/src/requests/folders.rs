@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::api_types::ServerId;
 use crate::core::Core;
 use crate::error::Result;
 use crate::folders::known_folders;
@@ -23,11 +24,22 @@ pub struct FolderChoices {
     pub known: Vec<String>,
 }
 
-/// Recent folders (kept here) and the server's known ones. A server that cannot be asked
+/// Fields of [`Request::Folders`](super::Request::Folders).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct Folders {
+    /// The server whose projects and folder are offered; the main one when absent.
+    #[serde(default)]
+    #[ts(optional)]
+    pub server_id: Option<ServerId>,
+}
+
+/// Recent folders (kept here) and the named server's known ones. A server that cannot be asked
 /// leaves only what is known already: the folders of the sessions in the store.
-pub async fn list(core: &Core) -> Result<FolderChoices> {
+pub async fn list(core: &Core, req: Folders) -> Result<FolderChoices> {
     let recent = core.db().recent_folders();
-    let (projects, current) = match core.client() {
+    let (projects, current) = match super::catalog::client_of(core, None, req.server_id.as_ref()) {
         Ok(client) => {
             let (projects, path) = tokio::join!(client.projects(), client.server_path());
             let projects = projects

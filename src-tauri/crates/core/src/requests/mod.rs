@@ -45,7 +45,7 @@ pub use attention::{AnswerQuestion, SeeSessions, WithdrawFindings};
 pub use catalog::{Agents, Commands, Providers};
 pub use changes::{ChangeSet, Changes, Todos};
 pub use comments::{AddComment, CloseComment, ListComments, SendComments};
-pub use folders::FolderChoices;
+pub use folders::{FolderChoices, Folders};
 pub use handoff::{
     CancelFlow, CheckReviewPin, ListTransfers, SendFindings, StartHandoffReview, Transfer,
 };
@@ -128,8 +128,6 @@ requests! {
         ReviewerSettings => ReviewerSettings = reviews::reviewer_settings;
         /// Runs a tiny review through the configured route; nothing is recorded.
         TestReviewer => ReviewerTest = reviews::test_reviewer;
-        /// The folders New session suggests: recent ones and the server's known ones.
-        Folders => FolderChoices = folders::list;
         /// The settings as they are before the user changes any (what "Reset to defaults" uses).
         DefaultSettings => Settings = settings::default_settings;
     }
@@ -140,6 +138,8 @@ requests! {
         CloseSession(CloseSession) => () = transcripts::close;
     }
     with {
+        /// The folders New session suggests: recent ones and the server's known ones.
+        Folders(Folders) => FolderChoices = folders::list;
         /// Loads the page before the oldest loaded message.
         LoadOlder(LoadOlder) => OlderPage = transcripts::load_older;
         /// Attaches to the OpenCode server at a URL instead of the current one.

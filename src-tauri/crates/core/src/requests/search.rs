@@ -76,13 +76,14 @@ pub async fn search_transcripts(core: &Core, req: SearchTranscripts) -> Result<S
 }
 
 /// Reads the sessions not held, a few at a time, pushing progress after each; stops when a
-/// newer search starts. Only the matching lines are kept.
+/// newer search starts. Each is read from the server it lives on. Only the matching lines are
+/// kept.
 async fn read_rest(core: Core, needle: Needle, ids: Vec<String>, mut progress: SearchProgress) {
     let search_id = progress.search_id;
-    let client = core.client().map_err(|e| e.to_string());
     let reads = futures_util::stream::iter(ids)
         .map(|id| {
-            let client = client.clone();
+            // Each session is read from its own server.
+            let client = core.client_for(&id).map_err(|e| e.to_string());
             let needle = needle.clone();
             async move {
                 let found: std::result::Result<Vec<SearchHit>, String> = match client {

@@ -8,7 +8,7 @@ use crosscheck_opencode::client::WorktreeInfo;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::api_types::SessionView;
+use crate::api_types::{ServerId, SessionView};
 use crate::core::Core;
 use crate::error::{Error, Result};
 use crate::worktree::merge::{self, MergeMode, MergeOutcome, MergePreview};
@@ -34,6 +34,10 @@ pub struct CreateWorktree {
     pub directory: String,
     /// The worktree's name; its branch is `opencode/<name>`.
     pub name: String,
+    /// The server the folder is on; the main one when absent.
+    #[serde(default)]
+    #[ts(optional)]
+    pub server_id: Option<ServerId>,
 }
 
 /// A worktree that was made.
@@ -67,6 +71,10 @@ pub struct MoveToWorktree {
 pub struct InitRepository {
     /// The folder to make a git repository.
     pub directory: String,
+    /// The server the folder is on; the main one when absent.
+    #[serde(default)]
+    #[ts(optional)]
+    pub server_id: Option<ServerId>,
 }
 
 /// Fields of [`Request::MergePreview`](super::Request::MergePreview).
@@ -99,6 +107,10 @@ pub struct RemoveWorktree {
     /// Remove it although it has uncommitted changes (the second confirmation).
     #[serde(default)]
     pub force: bool,
+    /// The server the folder is on; the main one when absent.
+    #[serde(default)]
+    #[ts(optional)]
+    pub server_id: Option<ServerId>,
 }
 
 /// Where each folder works.
@@ -138,7 +150,7 @@ pub async fn create(core: &Core, req: CreateWorktree) -> Result<CreatedWorktree>
             )));
         }
     }
-    let client = core.client()?;
+    let client = folder_client(core, req.server_id.as_ref())?;
     let made: WorktreeInfo = client
         .create_worktree(&req.directory, name)
         .await
@@ -148,6 +160,11 @@ pub async fn create(core: &Core, req: CreateWorktree) -> Result<CreatedWorktree>
         branch: made.branch,
         directory: made.directory,
     })
+}
+
+/// The client of the server a folder request names (the main one when it names none).
+fn folder_client(core: &Core, server_id: Option<&ServerId>) -> Result<crosscheck_opencode::Client> {
+    super::catalog::client_of(core, None, server_id)
 }
 
 /// The server's refusal in its words; "not a git project" becomes [`Error::NotARepository`].
@@ -171,10 +188,11 @@ pub async fn move_to_worktree(core: &Core, req: MoveToWorktree) -> Result<Sessio
         CreateWorktree {
             directory: session.directory.clone(),
             name: req.name,
+            server_id: Some(core.server_of(&session.id)),
         },
     )
     .await?;
-    let client = core.client()?;
+    let client = core.client_for(&session.id)?;
     client
         .move_session(&session.id, &made.directory, true)
         .await
@@ -185,7 +203,7 @@ pub async fn move_to_worktree(core: &Core, req: MoveToWorktree) -> Result<Sessio
 
 /// Makes a folder a git repository (through the server, which then knows it as one).
 pub async fn init_repository(core: &Core, req: InitRepository) -> Result<()> {
-    core.client()?
+    folder_client(core, req.server_id.as_ref())?
         .git_init(&req.directory)
         .await
         .map_err(|e| Error::Worktree(server_words(&e)))
@@ -256,7 +274,7 @@ pub async fn remove(core: &Core, req: RemoveWorktree) -> Result<()> {
         }
     }
     let repo = place.repository.as_deref().unwrap_or(&req.directory);
-    core.client()?
+    folder_client(core, req.server_id.as_ref())?
         .remove_worktree(repo, &req.directory)
         .await
         .map_err(|e| Error::Worktree(server_words(&e)))?;

@@ -639,6 +639,7 @@ async fn what_cannot_be_reviewed_is_refused_at_once() {
     let commands: Vec<CommandEntry> = serde_json::from_value(
         h.request(Request::Commands(crosscheck_core::requests::Commands {
             directory: None,
+            ..Default::default()
         }))
         .await
         .expect("commands"),

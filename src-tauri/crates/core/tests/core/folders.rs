@@ -47,7 +47,10 @@ async fn a_missing_folder_or_a_file_is_refused_before_the_server_is_asked() {
     assert_eq!(err.code, ErrorCode::FolderNotAbsolute);
     assert_eq!(creates(&h), 0, "nothing reached the server");
 
-    let folders = h.request(Request::Folders).await.expect("folders");
+    let folders = h
+        .request(Request::Folders(Default::default()))
+        .await
+        .expect("folders");
     assert_eq!(
         folders["recent"],
         Value::Array(vec![]),
@@ -74,7 +77,10 @@ async fn created_folders_become_recent_newest_first_and_survive_a_restart() {
     h.request(create(&other)).await.expect("create in other");
     h.request(create(&h.fake.directory)).await.expect("again");
 
-    let folders = h.request(Request::Folders).await.expect("folders");
+    let folders = h
+        .request(Request::Folders(Default::default()))
+        .await
+        .expect("folders");
     assert_eq!(
         folders["recent"],
         serde_json::json!([h.fake.directory, other]),
@@ -91,7 +97,10 @@ async fn created_folders_become_recent_newest_first_and_survive_a_restart() {
 async fn known_folders_are_the_servers_projects_and_session_folders_without_the_root() {
     let h = Harness::start().await;
     h.fake.add_project("prj_other", "/srv/other-project");
-    let folders = h.request(Request::Folders).await.expect("folders");
+    let folders = h
+        .request(Request::Folders(Default::default()))
+        .await
+        .expect("folders");
     let known: Vec<String> =
         serde_json::from_value(folders["known"].clone()).expect("known is a list");
     assert_eq!(known[0], h.fake.directory);

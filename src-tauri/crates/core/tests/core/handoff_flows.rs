@@ -36,6 +36,38 @@ fn map(value: Value) -> Metadata {
     }
 }
 
+/// `body` with the handoff's claim on the original (`crosscheck.claims`) cut out.
+fn without_claim(mut body: Value) -> Value {
+    if let Some(meta) = body.get_mut("metadata").and_then(Value::as_object_mut)
+        && let Some(branch) = meta.get_mut("crosscheck").and_then(Value::as_object_mut)
+    {
+        branch.remove("claims");
+        if branch.is_empty() {
+            meta.remove("crosscheck");
+        }
+    }
+    body
+}
+
+/// The PATCHes of the original that changed something besides the handoff's claim (taking and
+/// releasing it are left out), as (index in the request log, body without the claim).
+/// `before`: the original's metadata before the handoff.
+fn link_patches(h: &Harness, original: &str, before: Value) -> Vec<(usize, Value)> {
+    let mut last = json!({ "metadata": before });
+    let mut kept = Vec::new();
+    for (i, r) in h.fake.requests().into_iter().enumerate() {
+        if r.route != PATCH || r.session_id.as_deref() != Some(original) {
+            continue;
+        }
+        let body = without_claim(r.body.clone());
+        if body != last {
+            kept.push((i, body.clone()));
+        }
+        last = body;
+    }
+    kept
+}
+
 fn assert_done(run: &FlowRun) -> String {
     assert_eq!(
         run.flow.step,
@@ -157,9 +189,22 @@ async fn seed_02_link_keeps_unrelated_metadata_of_the_original() {
     let expected =
         json!({"ticket": 42, "openchamber": {"pinned": true, "reviewSessionID": review}});
     assert_eq!(h.fake.metadata(&o), Some(expected.clone()));
-    let patches = h.fake.requests_to(PATCH, &o);
-    assert_eq!(patches.len(), 1);
-    assert_eq!(patches[0].body, json!({"metadata": expected}));
+    let patches = link_patches(
+        &h,
+        &o,
+        json!({"ticket": 42, "openchamber": {"pinned": true}}),
+    );
+    assert_eq!(patches.len(), 1, "{patches:?}");
+    assert_eq!(patches[0].1, json!({"metadata": expected}));
+    // Taking and releasing the handoff's claim keep every key as well.
+    let all = h.fake.requests_to(PATCH, &o);
+    assert_eq!(all.len(), 3, "claim, link, release");
+    assert_eq!(
+        without_claim(all[0].body.clone()),
+        json!({"metadata": {"ticket": 42, "openchamber": {"pinned": true}}})
+    );
+    assert!(all[0].body["metadata"]["crosscheck"]["claims"]["handoff"].is_object());
+    assert_eq!(all[2].body, json!({"metadata": expected}));
     assert_eq!(h.fake.metadata(&review), Some(marker(&o)));
     h.stop().await;
 }
@@ -447,18 +492,18 @@ async fn seed_07_stale_review_link_is_cleared_and_replaced() {
     assert_eq!(h.fake.count("POST /session"), 1);
 
     let log = h.fake.requests();
-    let patches: Vec<_> = log
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.route == PATCH)
-        .collect();
+    let patches = link_patches(
+        &h,
+        &o,
+        json!({"ticket": 42, "openchamber": {"reviewSessionID": stale}}),
+    );
     let create = log
         .iter()
         .position(|r| r.route == "POST /session")
         .expect("create");
-    assert_eq!(patches.len(), 2, "clear, then link");
+    assert_eq!(patches.len(), 2, "clear, then link: {patches:?}");
     assert_eq!(
-        patches[0].1.body,
+        patches[0].1,
         json!({"metadata": {"ticket": 42}}),
         "the stale link is cleared first"
     );
@@ -1120,7 +1165,11 @@ async fn failed_link_removes_the_new_review_session() {
     let o = h
         .fake
         .seed_session("Add login form", Some(json!({"ticket": 42})));
-    h.fake.fail_next("PATCH", &o);
+    // The link's write fails (the one after the claim's).
+    let fake = h.fake.clone();
+    let original = o.clone();
+    h.fake
+        .after_response(PATCH, &o, move || fake.fail_next("PATCH", &original));
     let run = h.handoff(&o, SHORT).await;
     assert_failed(&run, crosscheck_core::ErrorCode::ReviewLinkFailed);
 
@@ -1131,7 +1180,7 @@ async fn failed_link_removes_the_new_review_session() {
         .expect("a review session was created");
     let patch = log
         .iter()
-        .position(|r| r.route == PATCH)
+        .position(|r| r.route == PATCH && r.status == 500)
         .expect("link attempt");
     assert_eq!(log[patch].status, 500);
     let delete = log

@@ -13,6 +13,7 @@ mod fingerprint;
 mod flow_faults;
 mod folders;
 mod followers;
+mod handoff_claim;
 mod handoff_flows;
 mod history;
 mod pair_view;

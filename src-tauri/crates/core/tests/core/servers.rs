@@ -213,3 +213,170 @@ async fn a_server_added_in_the_app_is_followed_again_after_a_restart() {
     assert!(servers[1].saved);
     h.stop().await;
 }
+
+/// Requests on a second-server session ask that server, not the main one: the transcript search
+/// reads the session from its own server (and finds its line), and the pickers of that session
+/// list the second server's providers, agents and commands; New session's folders for that
+/// server come from it as well.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_on_a_second_server_session_ask_that_server() {
+    let h = Harness::start().await;
+    let (second, view) = add_second(&h).await;
+    let cold = second.seed_session("Cold on the second server", None);
+    second.seed_text(&cold, "user", "where does the widget parser stall?");
+    wait_for_session(&h, &cold).await;
+
+    // Search: the session's transcript is not held, so it is read from its server.
+    let mut changes = h.core.subscribe();
+    let first: crosscheck_core::search::SearchProgress = serde_json::from_value(
+        h.request(Request::SearchTranscripts(
+            crosscheck_core::requests::search::SearchTranscripts {
+                query: "widget parser".into(),
+            },
+        ))
+        .await
+        .expect("search"),
+    )
+    .unwrap();
+    let search_id = first.search_id;
+    let last = if first.done {
+        Change::Search { progress: first }
+    } else {
+        wait_change(&mut changes, SHORT, "the search to finish", move |c| {
+            matches!(c, Change::Search { progress } if progress.done && progress.search_id == search_id)
+        })
+        .await
+    };
+    let Change::Search { progress } = last else {
+        unreachable!()
+    };
+    assert!(
+        progress.unread.is_empty(),
+        "every session could be read: {:?}",
+        progress.unread
+    );
+    let found: Vec<(&str, &str)> = progress
+        .hits
+        .iter()
+        .map(|x| (x.session_id.as_str(), x.line.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        vec![(cold.as_str(), "where does the widget parser stall?")]
+    );
+    assert!(
+        !second
+            .requests_to("GET /session/:id/message", &cold)
+            .is_empty(),
+        "read from the second server"
+    );
+    assert!(
+        h.fake
+            .requests_to("GET /session/:id/message", &cold)
+            .is_empty(),
+        "not asked of the main server"
+    );
+
+    // The pickers of that session: its server's catalog.
+    let routes = ["GET /config/providers", "GET /agent", "GET /command"];
+    let counts = |fake: &FakeOpencode| routes.map(|r| fake.count(r));
+    let (main_before, second_before) = (counts(&h.fake), counts(&second));
+    h.request(Request::Providers(crosscheck_core::requests::Providers {
+        directory: None,
+        session_id: Some(cold.clone()),
+        server_id: None,
+    }))
+    .await
+    .expect("providers");
+    h.request(Request::Agents(crosscheck_core::requests::Agents {
+        directory: None,
+        session_id: Some(cold.clone()),
+        server_id: None,
+    }))
+    .await
+    .expect("agents");
+    h.request(Request::Commands(crosscheck_core::requests::Commands {
+        directory: None,
+        session_id: None,
+        server_id: Some(view.id.clone()),
+    }))
+    .await
+    .expect("commands");
+    assert_eq!(
+        counts(&second),
+        second_before.map(|n| n + 1),
+        "asked of the second server"
+    );
+    assert_eq!(counts(&h.fake), main_before, "not of the main one");
+
+    // New session's folders for the second server: its own folder.
+    let folders = h
+        .request(Request::Folders(crosscheck_core::requests::Folders {
+            server_id: Some(view.id.clone()),
+        }))
+        .await
+        .expect("folders");
+    assert_eq!(folders["current"], second.directory.as_str());
+    h.stop().await;
+}
+
+/// Folder requests that name the second server go to it: making a folder a repository and a
+/// new worktree are asked of the second server only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn worktree_requests_naming_the_second_server_go_to_it() {
+    let h = Harness::start().await;
+    let (second, view) = add_second(&h).await;
+    let repo = h.dir.path().join("second-repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&[
+        "-c",
+        "user.email=t@example.invalid",
+        "-c",
+        "user.name=t",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "first",
+    ]);
+    let dir = repo.to_str().unwrap().to_owned();
+    let asked = |fake: &FakeOpencode| {
+        fake.requests()
+            .iter()
+            .filter(|r| {
+                r.path.starts_with("/experimental/worktree") || r.path == "/project/git/init"
+            })
+            .count()
+    };
+    // The fake has no worktree routes: what matters is which server was asked.
+    let _ = h
+        .request(Request::InitRepository(
+            crosscheck_core::requests::InitRepository {
+                directory: dir.clone(),
+                server_id: Some(view.id.clone()),
+            },
+        ))
+        .await;
+    let _ = h
+        .request(Request::CreateWorktree(
+            crosscheck_core::requests::CreateWorktree {
+                directory: dir.clone(),
+                name: "feature".into(),
+                server_id: Some(view.id.clone()),
+            },
+        ))
+        .await;
+    assert_eq!(asked(&second), 2, "both asked of the second server");
+    assert_eq!(asked(&h.fake), 0, "neither of the main one");
+    h.stop().await;
+}

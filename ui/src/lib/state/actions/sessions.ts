@@ -2,6 +2,7 @@
 
 import { invoke } from '$lib/host';
 import type { FolderChoices } from '$lib/types/FolderChoices';
+import type { ServerId } from '$lib/types/ServerId';
 import type { SessionView } from '$lib/types/SessionView';
 import { store } from '../store.svelte';
 import { ui } from '../ui.svelte';
@@ -28,9 +29,10 @@ export async function createSession(directory: string, title?: string): Promise<
   return session;
 }
 
-/** The folders New session suggests (recent ones first, then the server's known ones). */
-export async function loadFolders(): Promise<FolderChoices> {
-  return call({ cmd: 'folders' });
+/** The folders New session suggests (recent ones first, then the known ones of the server,
+ * the main one when none is named). */
+export async function loadFolders(serverId?: ServerId): Promise<FolderChoices> {
+  return call({ cmd: 'folders', serverId });
 }
 
 /** Renames a session. */

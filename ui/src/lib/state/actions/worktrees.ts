@@ -6,6 +6,7 @@ import type { CreatedWorktree } from '$lib/types/CreatedWorktree';
 import type { MergeMode } from '$lib/types/MergeMode';
 import type { MergeOutcome } from '$lib/types/MergeOutcome';
 import type { MergePreview } from '$lib/types/MergePreview';
+import type { ServerId } from '$lib/types/ServerId';
 import type { Session } from '$lib/types/Session';
 import { store } from '../store.svelte';
 import { worktrees } from '../worktrees.svelte';
@@ -36,8 +37,8 @@ export function refreshAllPlaces(): Promise<void> {
 }
 
 /** A new worktree of the folder's repository. Failures are thrown (the dialog shows them). */
-export function createWorktree(directory: string, name: string): Promise<CreatedWorktree> {
-  return invoke({ cmd: 'createWorktree', directory, name });
+export function createWorktree(directory: string, name: string, serverId?: ServerId): Promise<CreatedWorktree> {
+  return invoke({ cmd: 'createWorktree', directory, name, serverId });
 }
 
 /** Waits until the server says the new worktree `name` is ready (`null`) or failed (its
@@ -54,8 +55,8 @@ export async function worktreeSettled(name: string, failuresBefore: number, ms =
 }
 
 /** Makes a folder a git repository. */
-export function initRepository(directory: string): Promise<null> {
-  return call({ cmd: 'initRepository', directory });
+export function initRepository(directory: string, serverId?: ServerId): Promise<null> {
+  return call({ cmd: 'initRepository', directory, serverId });
 }
 
 /** Moves a started session into a new worktree with its uncommitted changes. */
@@ -78,9 +79,11 @@ export async function mergeWorktree(sessionId: string, mode: MergeMode): Promise
   return outcome;
 }
 
-/** Removes a worktree and its branch; `force` also when it has uncommitted changes. */
+/** Removes a worktree and its branch through the server its sessions are on; `force` also
+ * when it has uncommitted changes. */
 export async function removeWorktree(directory: string, force: boolean): Promise<void> {
-  await invoke({ cmd: 'removeWorktree', directory, force });
+  const serverId = [...store.sessions.values()].find((s) => s.directory === directory)?.serverId;
+  await invoke({ cmd: 'removeWorktree', directory, force, serverId });
   worktrees.places.delete(directory);
   await refreshAllPlaces();
 }

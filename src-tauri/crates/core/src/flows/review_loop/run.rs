@@ -644,7 +644,7 @@ impl LoopTask {
                 turn::Woke::Check(_) => {}
                 turn::Woke::TimedOut => {
                     // The minutes budget ran out mid-turn: the turn is cut, what it used counts.
-                    if let Err(e) = self.core.client()?.abort(session).await {
+                    if let Err(e) = self.core.client_for(session)?.abort(session).await {
                         tracing::warn!(session, "could not abort the turn over budget: {e}");
                     }
                     self.account(session, awaiting);
