@@ -105,11 +105,10 @@ test('a server started in a folder lists its sessions, is refused twice, and sto
   assert.equal(view.folder, project);
   assert.ok(view.saved);
 
-  // A session made on that server is listed under it.
-  const made = await fetch(`${view.url}/session`, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: 'Delta in a managed folder' }),
-  });
-  assert.ok(made.ok, `${made.status}`);
+  // A session made on that server (through Crosscheck: the managed server has a password of its
+  // own) is listed under it.
+  const made = await cc.api({ cmd: 'createSession', directory: project, title: 'Delta in a managed folder', serverId: view.id });
+  assert.equal(made.serverId, view.id);
   await managed.locator('[data-testid="session-item"]', { hasText: 'Delta in a managed folder' }).waitFor({ timeout: WAIT });
 
   // The same folder twice is refused, however it is spelled.
