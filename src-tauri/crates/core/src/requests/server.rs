@@ -119,7 +119,8 @@ fn refuse_duplicate_except(core: &Core, normalized: &str, except: Option<&str>) 
 }
 
 /// Adds an attached server beside the others, saves it (its password apart, in the system
-/// keyring or a file only the user can read: see [`crate::servers::secret`]) and starts following it. The same address twice is refused.
+/// keyring or a file only the user can read: see [`crate::servers::secret`]) and starts
+/// following it. The same address twice is refused.
 pub async fn add(core: &Core, req: AddServer) -> Result<ServerView> {
     let url = normalize(&req.url)?;
     refuse_duplicate(core, &url)?;
