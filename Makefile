@@ -18,7 +18,8 @@ PINNED_OPENCODE := $(CURDIR)/tests/node_modules/opencode-linux-x64/bin/opencode
 # What the app and its tests need from Debian (see docs/development.md).
 APT_PACKAGES := build-essential pkg-config curl file libssl-dev libwebkit2gtk-4.1-dev \
   libjavascriptcoregtk-4.1-dev libsoup-3.0-dev libgtk-3-dev libayatana-appindicator3-dev \
-  librsvg2-dev libxdo-dev xvfb xauth webkit2gtk-driver fonts-dejavu-core chromium
+  librsvg2-dev libxdo-dev xvfb xauth webkit2gtk-driver fonts-dejavu-core chromium \
+  dbus gnome-keyring x11-utils
 
 .PHONY: help deps ui opencode build desktop run serve test test-rust test-ui test-e2e test-desktop test-install lint bench deb install screenshots clean soak
 

@@ -2,9 +2,13 @@
 // processes of two versions (the pinned one twice, one of them behind a password, and 1.15.13):
 // the sessions of all three are listed, grouped by server; a handoff runs on one server while
 // another is killed, and the killed one's sessions stay on screen greyed, then come back after
-// its restart; a server added in the app stays in the list across a restart of Crosscheck; the
-// same address twice is refused.
+// its restart; a server is renamed inline in the sidebar (Esc cancels, Enter saves) and Settings
+// says where its password is kept; a server added in the app stays in the list, under its new
+// name, across a restart of Crosscheck; one is removed from Settings with a notice; the same
+// address twice is refused.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { launchBrowser, screenshot } from '../support/browser.mjs';
 import { startCrosscheck } from '../support/crosscheck.mjs';
@@ -14,6 +18,7 @@ import { until } from '../support/page.mjs';
 
 const PASSWORD = 'third-server-secret';
 const WAIT = 60_000;
+const FILE_STORE = { CROSSCHECK_SECRET_STORE: 'file' };
 
 let ms;
 let a;
@@ -45,7 +50,8 @@ before(async () => {
   await a.json('/session', { method: 'POST', body: { title: 'Alpha on the first server' } });
   await b.json('/session', { method: 'POST', body: { title: 'Bravo on the older server' } });
   await c.json('/session', { method: 'POST', body: { title: 'Charlie behind a password' } });
-  cc = await startCrosscheck({ opencodeUrl: a.url, args: ['--opencode', b.url] });
+  // Passwords in the file store, never in the keyring of whoever runs the tests.
+  cc = await startCrosscheck({ opencodeUrl: a.url, args: ['--opencode', b.url], env: FILE_STORE });
   browser = await launchBrowser();
   await openApp();
 });
@@ -139,16 +145,75 @@ test('a handoff on one server while another is killed; the killed one greys, the
   await screenshot(page, 'servers-three');
 });
 
-test('a server added in the app is kept across a restart of Crosscheck', async () => {
+test('a server is renamed inline in the sidebar and Settings says where its password is', async () => {
+  // By its id: while it is renamed, its name is a field.
+  const shared = section(await sectionByName('Shared box').getAttribute('data-server-id'));
+  // Esc leaves the name as it was.
+  await shared.locator('[data-testid="server-rename"]').click();
+  const input = shared.locator('[data-testid="server-rename-input"]');
+  await input.fill('Not this');
+  await input.press('Escape');
+  await shared.locator('[data-testid="server-name"]').waitFor({ timeout: WAIT });
+  assert.equal(await page.locator('[data-testid="server-name"]', { hasText: 'Not this' }).count(), 0);
+  // Reached from the keyboard: Tab to the Rename button, Enter opens the field, Enter saves.
+  await shared.locator('[data-testid="server-rename"]').focus();
+  await page.keyboard.press('Enter');
+  await input.fill('Team box');
+  await screenshot(page, 'servers-rename');
+  await input.press('Enter');
+  const team = sectionByName('Team box');
+  await team.locator('[data-testid="server-name"]').waitFor({ timeout: WAIT });
+  assert.equal(await sectionByName('Shared box').count(), 0);
+
+  // Settings lists the servers and says where saved passwords are kept: a file only you can read.
+  await page.locator('[data-testid="open-settings"]').click();
+  const storage = page.locator('[data-testid="settings-password-store"]');
+  await storage.waitFor({ timeout: WAIT });
+  assert.equal(await storage.getAttribute('data-store'), 'file');
+  const dir = path.join(cc.dataDir, 'server-passwords');
+  assert.ok((await storage.textContent()).includes(dir), await storage.textContent());
+  const files = fs.readdirSync(dir);
+  assert.equal(files.length, 1, files.join(', '));
+  assert.equal(fs.statSync(path.join(dir, files[0])).mode & 0o777, 0o600);
+  assert.equal(fs.readFileSync(path.join(dir, files[0]), 'utf8'), PASSWORD);
+  assert.equal(await page.locator('[data-testid="settings-server"]').count(), 3);
+  await page.locator('[data-testid="settings-server"]', { hasText: 'Team box' }).waitFor({ timeout: WAIT });
+  await page.locator('[data-testid="settings-server-section"]').scrollIntoViewIfNeeded();
+  await screenshot(page, 'settings-servers');
+  await page.keyboard.press('Escape');
+});
+
+test('a server added in the app is kept across a restart of Crosscheck, under its new name', async () => {
   const dataDir = cc.dataDir;
   const configDir = cc.configDir;
   await page.close();
   await cc.stop();
-  cc = await startCrosscheck({ opencodeUrl: a.url, dataDir, configDir });
+  cc = await startCrosscheck({ opencodeUrl: a.url, dataDir, configDir, env: FILE_STORE });
   await openApp();
-  const shared = sectionByName('Shared box');
+  const shared = sectionByName('Team box');
   await shared.locator('[data-testid="server-header"][data-health="ready"]').waitFor({ timeout: WAIT });
   await shared.locator('[data-testid="session-item"]', { hasText: 'Charlie behind a password', hasNotText: 'Review:' }).waitFor({ timeout: WAIT });
   // Given on the command line only, the second server is not kept.
   assert.equal(await page.locator('[data-testid="server-section"]').count(), 2);
+});
+
+test('a server removed in Settings leaves the sidebar with a notice, its password with it', async () => {
+  await page.locator('[data-testid="open-settings"]').click();
+  const named = page.locator('[data-testid="settings-server"]', { hasText: 'Team box' });
+  await named.waitFor({ timeout: WAIT });
+  // By its id: while it is renamed, its name is a field.
+  const entry = page.locator(`[data-testid="settings-server"][data-server-id="${await named.getAttribute('data-server-id')}"]`);
+  // Renamed in Settings too (Enter saves).
+  await entry.locator('[data-testid="settings-server-rename"]').click();
+  await entry.locator('[data-testid="settings-server-rename-input"]').fill('Old box');
+  await entry.locator('[data-testid="settings-server-rename-input"]').press('Enter');
+  await sectionByName('Old box').waitFor({ timeout: WAIT });
+  await page.locator('[data-testid="settings-server"]', { hasText: 'Old box' }).locator('[data-testid="settings-server-remove"]').click();
+  await page.locator('[data-testid="toast"]', { hasText: 'Removed the server Old box' }).waitFor({ timeout: WAIT });
+  // With one server left the sidebar shows no server sections at all.
+  await until(async () => (await page.locator('[data-testid="server-section"]').count()) === 0, 'no server section left', WAIT);
+  assert.equal((await cc.api({ cmd: 'snapshot' })).servers.length, 1);
+  assert.equal(await row('Charlie behind a password').count(), 0, 'its sessions left with it');
+  assert.deepEqual(fs.readdirSync(path.join(cc.dataDir, 'server-passwords')), []);
+  await page.keyboard.press('Escape');
 });

@@ -101,6 +101,8 @@ pub(crate) struct Inner {
     pub stream_gaps: std::sync::atomic::AtomicU64,
     /// The running transcript search's number.
     pub searches: crate::search::Searches,
+    /// Where saved servers' passwords are kept, chosen once (see [`crate::servers::secret`]).
+    pub secrets: tokio::sync::OnceCell<Arc<dyn crate::servers::secret::SecretStore>>,
 }
 
 /// A handle to the running core; cheap to clone.
@@ -163,6 +165,7 @@ impl Core {
                 running_reviews: Mutex::new(HashMap::new()),
                 searches: crate::search::Searches::default(),
                 stream_gaps: std::sync::atomic::AtomicU64::new(0),
+                secrets: tokio::sync::OnceCell::new(),
             }),
         };
         let attention = tokio::spawn(crate::attention::run(core.clone(), core.subscribe()));
@@ -176,6 +179,10 @@ impl Core {
         ));
         core.insert_server(main);
         core.restore_saved_servers();
+        let chooser = core.clone();
+        lock(&core.inner.tasks).push(tokio::spawn(async move {
+            chooser.secrets().await;
+        }));
         let recorder = tokio::spawn(crate::flows::review_loop::recorder::run(core.clone()));
         lock(&core.inner.tasks).push(tokio::spawn(crate::review_pin::run(core.clone())));
         lock(&core.inner.tasks).push(recorder);
@@ -250,29 +257,69 @@ impl Core {
             .and_then(|m| m.url())
             .and_then(|u| crate::servers::url::normalize(&u).ok());
         for server in saved {
-            if main_url.as_deref() == Some(server.url.as_str()) {
+            if server.folder().is_none() && main_url.as_deref() == Some(server.url.as_str()) {
                 tracing::warn!(
                     "the saved server {} is the main server's address; followed once",
                     server.url
                 );
                 continue;
             }
-            let password = crate::servers::saved::load_password(self.data_dir(), &server.id);
-            let store = password
-                .as_ref()
-                .map(|_| crate::api_types::PasswordStore::File);
-            let target = OpencodeTarget::Attach(crosscheck_opencode::ServerConfig {
-                base_url: server.url,
-                password,
-            });
-            self.insert_server(Arc::new(ServerHandle::new(
+            let folder = server.folder();
+            let target = match &folder {
+                Some(folder) => crate::launch::managed_in(folder.clone()),
+                None => OpencodeTarget::Attach(crosscheck_opencode::ServerConfig {
+                    base_url: server.url,
+                    password: None,
+                }),
+            };
+            let handle = Arc::new(ServerHandle::new(
                 server.id,
                 server.name,
                 target,
                 true,
-                store,
-            )));
+                None,
+            ));
+            *lock(&handle.managed_folder) = folder;
+            self.insert_saved_server(handle);
         }
+    }
+
+    /// [`Core::insert_server`] for a saved server: it starts following once its password,
+    /// if one is kept, is read from the secret store.
+    fn insert_saved_server(&self, server: Arc<ServerHandle>) {
+        let core = self.clone();
+        let handle = server.clone();
+        let task = tokio::spawn(async move {
+            let secrets = core.secrets().await;
+            match secrets.get(&handle.id).await {
+                Ok(Some(password)) => {
+                    handle.set_password(password, secrets.kind());
+                    core.emit_server(&handle);
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!("cannot read the password of server {}: {e}", handle.id),
+            }
+            let target = lock(&handle.target).clone();
+            crate::sync::run(core, handle, target).await;
+        });
+        *lock(&server.sync) = Some(task);
+        let view = server.view();
+        self.inner
+            .servers
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(server.id.clone(), server);
+        self.emit(Change::Server { server: view });
+    }
+
+    /// Where saved servers' passwords are kept: chosen on first use (a short probe for the
+    /// system keyring; passwords left in files move into it).
+    pub(crate) async fn secrets(&self) -> Arc<dyn crate::servers::secret::SecretStore> {
+        self.inner
+            .secrets
+            .get_or_init(|| crate::servers::secret::choose(&self.inner.data_dir))
+            .await
+            .clone()
     }
 
     /// A followed server.

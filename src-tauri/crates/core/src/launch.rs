@@ -16,6 +16,26 @@ pub enum StartedFrom {
     Terminal,
     /// The desktop app, which has no meaningful working folder: the last project comes first.
     Desktop,
+    /// A server the user added for one folder: it runs there and nowhere else.
+    Folder,
+}
+
+/// A managed server for one folder the user picked (found as [`opencode_target`] finds the
+/// binary); it runs in `folder` only.
+pub fn managed_in(folder: PathBuf) -> OpencodeTarget {
+    match opencode_target(None, StartedFrom::Folder) {
+        OpencodeTarget::Managed {
+            mut options,
+            started_from,
+        } => {
+            options.working_dir = folder;
+            OpencodeTarget::Managed {
+                options,
+                started_from,
+            }
+        }
+        attach => attach,
+    }
 }
 
 /// Attach when a URL is given, else start and supervise `opencode serve`.
@@ -69,6 +89,13 @@ pub fn managed_folder(
     home: Option<&Path>,
     fallback: &Path,
 ) -> PathBuf {
+    if started_from == StartedFrom::Folder {
+        return if usable_project_folder(current, home) {
+            current.to_path_buf()
+        } else {
+            fallback.to_path_buf()
+        };
+    }
     let mut order = [Some(current), last_project];
     if started_from == StartedFrom::Desktop {
         order.reverse();
@@ -180,6 +207,18 @@ mod tests {
             pick(Desktop, &home, Some(&tmp.path().join("gone"))),
             fallback
         );
+        // A server added for a folder runs there, never in the last project.
+        assert_eq!(pick(StartedFrom::Folder, &project, Some(&last)), project);
+        assert_eq!(pick(StartedFrom::Folder, &home, Some(&last)), fallback);
+        let OpencodeTarget::Managed {
+            options,
+            started_from,
+        } = managed_in(project.clone())
+        else {
+            panic!("a managed server");
+        };
+        assert_eq!(options.working_dir, project);
+        assert_eq!(started_from, StartedFrom::Folder);
     }
 
     #[test]

@@ -53,7 +53,9 @@ pub use history::{FindFiles, ForkSession, RevertSession, UnrevertSession};
 pub use prompts::{ResetPrompt, SetPrompt};
 pub use review_loop::{ListFindings, LoopSettings, ReviewReport, StartLoop, StopLoop};
 pub use reviews::{ColdReview, GetReview, ListReviews, SetReviewerSettings};
-pub use server::{AddServer, AttachServer, RenameServer, ServerRef};
+pub use server::{
+    AddManagedServer, AddServer, AttachServer, PasswordStorage, RenameServer, ServerRef,
+};
 pub use sessions::{ArchiveSession, CreateSession, DeleteSession, RenameSession};
 pub use settings::{ActivateTab, CloseTab, MoveTab, OpenTab, SetSettings, ShowPair};
 pub use transcripts::{CloseSession, LoadOlder, OpenSession};
@@ -130,6 +132,8 @@ requests! {
         TestReviewer => ReviewerTest = reviews::test_reviewer;
         /// The settings as they are before the user changes any (what "Reset to defaults" uses).
         DefaultSettings => Settings = settings::default_settings;
+        /// Where saved servers' passwords are kept (the system keyring or a file).
+        PasswordStorage => PasswordStorage = server::password_storage;
     }
     per_client {
         /// Starts following a session's transcript for the client; answers its newest page.
@@ -146,6 +150,8 @@ requests! {
         AttachServer(AttachServer) => () = server::attach;
         /// Adds an attached server beside the others (saved; the same URL twice is refused).
         AddServer(AddServer) => crate::api_types::ServerView = server::add;
+        /// Starts `opencode serve` in a folder and follows it (saved; one server per folder).
+        AddManagedServer(AddManagedServer) => crate::api_types::ServerView = server::add_managed;
         /// Renames a server.
         RenameServer(RenameServer) => crate::api_types::ServerView = server::rename;
         /// Starts following one server anew.

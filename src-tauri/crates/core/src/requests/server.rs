@@ -118,8 +118,9 @@ fn refuse_duplicate_except(core: &Core, normalized: &str, except: Option<&str>) 
     Ok(())
 }
 
-/// Adds an attached server beside the others, saves it (its password apart, in a file only
-/// the user can read) and starts following it. The same address twice is refused.
+/// Adds an attached server beside the others, saves it (its password apart, in the system
+/// keyring or a file only the user can read: see [`crate::servers::secret`]) and starts
+/// following it. The same address twice is refused.
 pub async fn add(core: &Core, req: AddServer) -> Result<ServerView> {
     let url = normalize(&req.url)?;
     refuse_duplicate(core, &url)?;
@@ -136,17 +137,26 @@ pub async fn add(core: &Core, req: AddServer) -> Result<ServerView> {
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| url.clone());
     let password_store = match &password {
-        Some(p) => Some(saved::store_password(core.data_dir(), &id, p)?),
+        Some(p) => {
+            let secrets = core.secrets().await;
+            secrets.put(&id, p).await?;
+            Some(secrets.kind())
+        }
         None => None,
     };
-    saved::insert(
+    if let Err(e) = saved::insert(
         core.db(),
         &saved::SavedServer {
             id: id.clone(),
             name: name.clone(),
             url,
         },
-    )?;
+    ) {
+        if password_store.is_some() {
+            let _ = core.secrets().await.forget(&id).await;
+        }
+        return Err(e);
+    }
     let handle = Arc::new(ServerHandle::new(
         id,
         name,
@@ -154,6 +164,84 @@ pub async fn add(core: &Core, req: AddServer) -> Result<ServerView> {
         true,
         password_store,
     ));
+    let view = handle.view();
+    core.insert_server(handle);
+    Ok(view)
+}
+
+/// Fields of [`Request::AddManagedServer`](super::Request::AddManagedServer).
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct AddManagedServer {
+    /// The folder `opencode serve` runs in (an existing folder, neither `/` nor the home folder).
+    pub folder: String,
+    /// The name shown (the folder's name when absent).
+    #[serde(default)]
+    #[ts(optional)]
+    pub name: Option<String>,
+}
+
+/// Refuses a folder some managed server runs in already.
+fn refuse_duplicate_folder(core: &Core, folder: &std::path::Path) -> Result<()> {
+    for server in core.server_handles() {
+        let theirs = server
+            .managed_folder
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        let same = theirs.is_some_and(|f| f.canonicalize().unwrap_or(f) == folder);
+        if same && server.is_managed() {
+            return Err(Error::InvalidRequest(format!(
+                "{} already has a server in the list: \"{}\"",
+                folder.display(),
+                server.view().name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Starts `opencode serve` in a folder the user picked, supervises it (it stops with
+/// Crosscheck), saves it so it starts again on the next launch. One server per folder.
+pub async fn add_managed(core: &Core, req: AddManagedServer) -> Result<ServerView> {
+    let raw = std::path::PathBuf::from(req.folder.trim());
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    if !crate::launch::usable_project_folder(&raw, home.as_deref()) {
+        return Err(Error::InvalidRequest(format!(
+            "{} is not a folder a server can run in: it must exist and be neither / nor your \
+             home folder",
+            raw.display()
+        )));
+    }
+    let folder = raw.canonicalize().unwrap_or(raw);
+    refuse_duplicate_folder(core, &folder)?;
+    let id = ServerId::from(crosscheck_opencode::ids::ascending("srv"));
+    let name = req
+        .name
+        .map(|n| n.trim().to_owned())
+        .filter(|n| !n.is_empty())
+        .or_else(|| folder.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| folder.display().to_string());
+    saved::insert(
+        core.db(),
+        &saved::SavedServer {
+            id: id.clone(),
+            name: name.clone(),
+            url: saved::managed_key(&folder),
+        },
+    )?;
+    let handle = Arc::new(ServerHandle::new(
+        id,
+        name,
+        crate::launch::managed_in(folder.clone()),
+        true,
+        None,
+    ));
+    *handle
+        .managed_folder
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(folder);
     let view = handle.view();
     core.insert_server(handle);
     Ok(view)
@@ -230,7 +318,9 @@ pub async fn remove(core: &Core, req: ServerRef) -> Result<()> {
     core.end_flows_of(&sessions);
     if server.saved {
         saved::remove(core.db(), &server.id)?;
-        saved::forget_password(core.data_dir(), &server.id);
+        if let Err(e) = core.secrets().await.forget(&server.id).await {
+            tracing::warn!("{e}");
+        }
     }
     let name = server.view().name;
     core.notice(
@@ -240,4 +330,25 @@ pub async fn remove(core: &Core, req: ServerRef) -> Result<()> {
         format!("Removed the server {name}: its sessions and flows ended here."),
     );
     Ok(())
+}
+
+/// Where saved servers' passwords are kept, as Settings says it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct PasswordStorage {
+    /// The keyring or the file store.
+    pub store: PasswordStore,
+    /// The folder of the file store.
+    #[ts(optional)]
+    pub location: Option<String>,
+}
+
+/// Where saved servers' passwords are kept.
+pub async fn password_storage(core: &Core) -> Result<PasswordStorage> {
+    let secrets = core.secrets().await;
+    Ok(PasswordStorage {
+        store: secrets.kind(),
+        location: secrets.location().map(|p| p.display().to_string()),
+    })
 }

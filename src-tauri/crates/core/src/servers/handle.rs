@@ -28,7 +28,7 @@ pub(crate) struct ServerHandle {
     /// Whether it is in the saved list.
     pub saved: bool,
     /// Where its password is kept, when it has one.
-    pub password_store: Option<PasswordStore>,
+    password_store: Mutex<Option<PasswordStore>>,
     /// How it is reached (changed by "attach to a URL" on the main server).
     pub target: Mutex<OpencodeTarget>,
     client: RwLock<Option<Client>>,
@@ -60,7 +60,7 @@ impl ServerHandle {
             id,
             name: Mutex::new(name),
             saved,
-            password_store,
+            password_store: Mutex::new(password_store),
             target: Mutex::new(target),
             client: RwLock::new(None),
             connection: Mutex::new(Connection::Connecting { url }),
@@ -112,6 +112,19 @@ impl ServerHandle {
         *lock(&self.name) = name;
     }
 
+    /// Where its password is kept, when it has one.
+    pub fn password_store(&self) -> Option<PasswordStore> {
+        *lock(&self.password_store)
+    }
+
+    /// Gives it the password found in the secret store (before it first connects).
+    pub fn set_password(&self, password: String, store: PasswordStore) {
+        if let OpencodeTarget::Attach(config) = &mut *lock(&self.target) {
+            config.password = Some(password);
+        }
+        *lock(&self.password_store) = Some(store);
+    }
+
     /// Its address as the user gave it, or the managed server's once it runs.
     pub fn url(&self) -> Option<String> {
         match &*lock(&self.target) {
@@ -146,7 +159,7 @@ impl ServerHandle {
             url,
             folder,
             saved: self.saved,
-            password_store: self.password_store,
+            password_store: self.password_store(),
             connection: self.connection(),
         }
     }

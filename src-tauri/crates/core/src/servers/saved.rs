@@ -1,25 +1,37 @@
 //! The servers the user added in the app, kept in SQLite and restored on the next start. A
-//! password is kept apart from the list, in a file in the data folder that only the user can
-//! read (mode 0600); [`PasswordStore`] says where.
-
-use std::path::{Path, PathBuf};
+//! password is never kept here: it goes to a [`super::secret::SecretStore`].
 
 use rusqlite::{Connection, params};
 
-use crate::api_types::PasswordStore;
 use crate::db::Db;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::ids::ServerId;
 
-/// One saved attached server.
+/// One saved server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SavedServer {
     /// Its key.
     pub id: ServerId,
     /// The name the user gave it.
     pub name: String,
-    /// Its address, normalized.
+    /// Its address, normalized; for a managed server, [`managed_key`] of its folder (one
+    /// unique column keeps one server per address and one per folder).
     pub url: String,
+}
+
+/// How a managed server's folder is written in the `url` column.
+const MANAGED: &str = "managed:";
+
+/// The `url` column of a managed server running in `folder` (a canonical path).
+pub fn managed_key(folder: &std::path::Path) -> String {
+    format!("{MANAGED}{}", folder.display())
+}
+
+impl SavedServer {
+    /// The folder of a managed server (none for an attached one).
+    pub fn folder(&self) -> Option<std::path::PathBuf> {
+        self.url.strip_prefix(MANAGED).map(std::path::PathBuf::from)
+    }
 }
 
 /// Creates the table of saved servers.
@@ -79,56 +91,6 @@ pub fn remove(db: &Db, id: &ServerId) -> Result<()> {
     })
 }
 
-fn password_path(data_dir: &Path, id: &ServerId) -> PathBuf {
-    data_dir.join("server-passwords").join(id.as_str())
-}
-
-/// Keeps a server's password in a file only the user can read; answers where it went.
-pub fn store_password(data_dir: &Path, id: &ServerId, password: &str) -> Result<PasswordStore> {
-    let path = password_path(data_dir, id);
-    let fail = |e: std::io::Error| {
-        Error::StoredData(format!(
-            "cannot save the password in {}: {e}",
-            path.display()
-        ))
-    };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(fail)?;
-    }
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(&path).map_err(fail)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).map_err(fail)?;
-    }
-    std::io::Write::write_all(&mut file, password.as_bytes()).map_err(fail)?;
-    Ok(PasswordStore::File)
-}
-
-/// A saved server's password, when one was kept.
-pub fn load_password(data_dir: &Path, id: &ServerId) -> Option<String> {
-    std::fs::read_to_string(password_path(data_dir, id))
-        .ok()
-        .filter(|p| !p.is_empty())
-}
-
-/// Forgets a saved server's password.
-pub fn forget_password(data_dir: &Path, id: &ServerId) {
-    let path = password_path(data_dir, id);
-    if let Err(e) = std::fs::remove_file(&path)
-        && e.kind() != std::io::ErrorKind::NotFound
-    {
-        tracing::warn!("cannot remove {}: {e}", path.display());
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,25 +119,26 @@ mod tests {
         assert_eq!(listed[0].name, "dev box");
         remove(&db, &one.id).unwrap();
         assert!(list(&db).unwrap().is_empty());
-    }
 
-    #[cfg(unix)]
-    #[test]
-    fn a_password_file_is_readable_only_by_the_user() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let id = ServerId::from("srv_1");
-        assert_eq!(
-            store_password(dir.path(), &id, "s3cret").unwrap(),
-            PasswordStore::File
+        // A managed server is saved by its folder, once.
+        let folder = std::path::Path::new("/home/u/project");
+        let managed = SavedServer {
+            id: ServerId::from("srv_3"),
+            name: "project".into(),
+            url: managed_key(folder),
+        };
+        insert(&db, &managed).unwrap();
+        assert!(
+            insert(
+                &db,
+                &SavedServer {
+                    id: ServerId::from("srv_4"),
+                    ..managed.clone()
+                }
+            )
+            .is_err()
         );
-        let mode = std::fs::metadata(password_path(dir.path(), &id))
-            .unwrap()
-            .permissions()
-            .mode();
-        assert_eq!(mode & 0o777, 0o600);
-        assert_eq!(load_password(dir.path(), &id).as_deref(), Some("s3cret"));
-        forget_password(dir.path(), &id);
-        assert_eq!(load_password(dir.path(), &id), None);
+        assert_eq!(list(&db).unwrap()[0].folder().as_deref(), Some(folder));
+        assert_eq!(one.folder(), None);
     }
 }

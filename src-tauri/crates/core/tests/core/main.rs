@@ -21,6 +21,7 @@ mod permissions;
 mod review_loop;
 mod search;
 mod send_findings;
+mod server_passwords;
 mod servers;
 mod sync_buffering;
 mod sync_listing;
