@@ -11,7 +11,7 @@
 //   POST /__reset              clear recorded requests and the script queue, release hung requests
 //   POST /__script             JSON array of replies appended to the queue
 //
-// A scripted reply: {text?, tool?, args?, tools?, delayMs?, chunkDelayMs?, status?, hang?}
+// A scripted reply: {text?, tool?, args?, tools?, delayMs?, chunkDelayMs?, chunks?, status?, hang?}
 //   text          reply text (default: the deterministic reply below; with a tool call: none)
 //   tool, args    answer with one tool call: the tool's name and its arguments object
 //                 (e.g. {tool: 'write', args: {filePath, content}}); OpenCode runs the tool and
@@ -19,6 +19,7 @@
 //   tools         several tool calls in one answer: [{name, args}, ...]
 //   delayMs       wait before answering
 //   chunkDelayMs  wait between streamed chunks (slow streaming)
+//   chunks        how many chunks the text streams in (default 4; a long stream for benchmarks)
 //   status        answer with this HTTP status and an OpenAI-style error body (e.g. 500)
 //   hang          never answer (until reset() or close())
 // With an empty queue the reply is "FAKE-REPLY: " + first 60 chars of the last user message.
@@ -253,7 +254,7 @@ export async function startModelServer({ port = 0, model = 'fake-model' } = {}) 
         choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
     res.write(frame({ role: 'assistant', content: '' }));
     if (text) {
-      for (const piece of splitChunks(text, Math.min(4, text.length || 1))) {
+      for (const piece of splitChunks(text, Math.min(reply.chunks ?? 4, text.length || 1))) {
         if (reply.chunkDelayMs && !(await wait(reply.chunkDelayMs, res))) { res.destroy(); return; }
         if (res.destroyed) return;
         res.write(frame({ content: piece }));

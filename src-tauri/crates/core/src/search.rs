@@ -144,26 +144,50 @@ pub fn find_lines(
     hits
 }
 
-/// Case-insensitive `contains` without allocating for ASCII text (the common case).
+/// Case-insensitive `contains`: an ASCII needle is found with a vectorized scan for its first
+/// byte in either case and a check of the rest where it occurs (no allocation); anything else,
+/// or text whose Unicode lowercase could match where ASCII folding does not, falls back to a
+/// lowercased copy.
 fn contains_folded(hay: &str, lower_needle: &str) -> bool {
-    if hay.is_ascii() && lower_needle.is_ascii() {
-        let (h, n) = (hay.as_bytes(), lower_needle.as_bytes());
-        if n.is_empty() {
+    if lower_needle.is_ascii() {
+        if contains_ascii_folded(hay.as_bytes(), lower_needle.as_bytes()) {
             return true;
         }
-        if n.len() > h.len() {
+        if hay.is_ascii() {
             return false;
         }
-        let first = n[0];
-        return (0..=h.len() - n.len()).any(|i| {
-            h[i].to_ascii_lowercase() == first
-                && h[i..i + n.len()]
-                    .iter()
-                    .zip(n)
-                    .all(|(a, b)| a.to_ascii_lowercase() == *b)
-        });
     }
     hay.to_lowercase().contains(lower_needle)
+}
+
+/// Whether `hay` holds `lower_needle` (ASCII, lower-cased) ignoring ASCII case.
+fn contains_ascii_folded(hay: &[u8], lower_needle: &[u8]) -> bool {
+    let Some((&first, rest)) = lower_needle.split_first() else {
+        return true;
+    };
+    if lower_needle.len() > hay.len() {
+        return false;
+    }
+    let upper = first.to_ascii_uppercase();
+    // Where a match may start: the needle must still fit after it.
+    let starts = &hay[..=hay.len() - lower_needle.len()];
+    let mut from = 0;
+    while from < starts.len() {
+        let found = if upper == first {
+            memchr::memchr(first, &starts[from..])
+        } else {
+            memchr::memchr2(first, upper, &starts[from..])
+        };
+        let Some(offset) = found else {
+            return false;
+        };
+        let at = from + offset;
+        if hay[at + 1..at + lower_needle.len()].eq_ignore_ascii_case(rest) {
+            return true;
+        }
+        from = at + 1;
+    }
+    false
 }
 
 /// A line of at most [`LINE_CHARS`] characters showing the match.
@@ -233,6 +257,56 @@ mod tests {
         let needle = Needle::new("parser").expect("needle");
         assert!(find_lines("s", &[hidden], &needle, 10).is_empty());
         assert!(Needle::new(" a ").is_none());
+    }
+
+    #[test]
+    fn finds_the_one_match_in_the_last_of_many_transcripts() {
+        let filler = "The parser reads each record and checks the fields.\nNothing else.";
+        let transcripts: Vec<(String, Vec<MessageWithParts>)> = (0..50)
+            .map(|s| {
+                let list = (0..200)
+                    .map(|i| {
+                        let text = if s == 49 && i == 0 {
+                            format!("{filler}\nThe ZEBRA Crossing fails on empty input.")
+                        } else {
+                            filler.to_owned()
+                        };
+                        message(&format!("m{s}_{i}"), "user", &text)
+                    })
+                    .collect();
+                (format!("s{s}"), list)
+            })
+            .collect();
+        let needle = Needle::new("zebra crossing").expect("needle");
+        let hits: Vec<SearchHit> = transcripts
+            .iter()
+            .flat_map(|(id, list)| find_lines(id, list, &needle, HITS_PER_SESSION))
+            .collect();
+        assert_eq!(hits.len(), 1, "{hits:?}");
+        assert_eq!(hits[0].session_id, "s49");
+        assert_eq!(hits[0].message_id, "m49_0");
+        assert_eq!(hits[0].line, "The ZEBRA Crossing fails on empty input.");
+    }
+
+    #[test]
+    fn folds_ascii_case_at_every_place_and_unicode_where_it_must() {
+        for (hay, needle, want) in [
+            ("Zebra", "zebra", true),
+            ("a zebra", "zebra", true),
+            ("ZEBRA!", "zebra", true),
+            ("zebr", "zebra", false),
+            ("zzebra", "zebra", true),
+            ("zebrA zebrb", "zebrb", true),
+            ("x2Y", "2y", true),
+            ("nothing", "zebra", false),
+            ("", "ab", false),
+            // The Kelvin sign lower-cases to an ASCII k: found through the Unicode path.
+            ("\u{212A}elvin scale", "kelvin", true),
+            ("Grüße aus Köln", "köln", true),
+            ("Grüße", "kelvin", false),
+        ] {
+            assert_eq!(contains_folded(hay, needle), want, "{hay:?} / {needle:?}");
+        }
     }
 
     #[test]

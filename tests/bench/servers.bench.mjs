@@ -1,0 +1,304 @@
+// Benchmark: several OpenCode servers in one `crosscheck serve`, against three real
+// `opencode serve` processes of 300 sessions each (seeded through their HTTP API) and the
+// scripted model server. Figures only; nothing is asserted. Prints, each with its target:
+//
+// - memory and idle CPU: PSS (/proc/PID/smaps_rollup) and CPU (/proc/PID/stat over a quiet
+//   window) of `crosscheck serve` with 3 servers, and, in the same run, with 1 server (the
+//   baseline): target <= 1.5x the PSS of one server, idle CPU < 0.5 % of a core;
+// - a restart: one server stopped and started again while the two others stream (a reply of
+//   many chunks each): how long after it is healthy Crosscheck lists a session made on it right
+//   then (back in sync), and how much later Crosscheck forwards the other servers' streamed
+//   text than they send it, during the restart against before it (target: p95 of the extra
+//   delay <= 5 ms);
+// - in Chromium: first paint of the sidebar with the 900 sessions (navigation start -> the
+//   three servers' rows painted, target <= 150 ms) and a search keystroke (key down -> the
+//   filtered list painted, target <= 16 ms).
+//
+//   node bench/servers.bench.mjs [sessions-per-server] [quiet-seconds]
+//   (CROSSCHECK_BIN = the release `crosscheck` binary; after `make ui`)
+import fs from 'node:fs';
+import { launchBrowser } from '../support/browser.mjs';
+import { cleanupAll } from '../support/cleanup.mjs';
+import { startCrosscheck } from '../support/crosscheck.mjs';
+import { sseFrames, subscribeEvents } from '../support/events.mjs';
+import { startModelServer } from '../support/model-server.mjs';
+import { startOpencode } from '../support/opencode.mjs';
+import { pssKb, quietCpu } from './proc-figures.mjs';
+
+const PER_SERVER = Number(process.argv[2] ?? 300);
+const QUIET_S = Number(process.argv[3] ?? 20);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const verdict = (ok) => (ok ? 'met' : 'NOT MET');
+
+function stats(samples) {
+  const s = [...samples].sort((a, b) => a - b);
+  const at = (q) => s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
+  return { p50: at(0.5), p95: at(0.95), max: s.at(-1) ?? NaN, n: s.length };
+}
+const fmt = ({ p50, p95, max, n }) => `p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms, max ${max.toFixed(1)} ms (n=${n})`;
+
+/** Creates `n` sessions on a server, 16 requests at a time. */
+async function seed(oc, n, label) {
+  let next = 0;
+  const worker = async () => {
+    while (next < n) {
+      const i = next++;
+      await oc.json('/session', { method: 'POST', body: { title: `${label} session ${String(i).padStart(3, '0')}` } });
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, worker));
+}
+
+/** Follows Crosscheck's change stream; `on(change, at)` for every change. */
+async function followCrosscheck(cc, on) {
+  const ac = new AbortController();
+  const res = await fetch(`${cc.base}/api/events`, { headers: { authorization: `Bearer ${cc.token}` }, signal: ac.signal });
+  if (!res.ok) throw new Error(`/api/events -> ${res.status}`);
+  (async () => {
+    try {
+      for await (const batch of sseFrames(res.body)) {
+        const at = performance.now();
+        for (const stamped of Array.isArray(batch) ? batch : []) on(stamped.change ?? stamped, at);
+      }
+    } catch { /* closed */ }
+  })();
+  return () => ac.abort();
+}
+
+async function waitUntil(check, what, timeoutMs = 120_000, everyMs = 50) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+async function statsOf(cc) {
+  const res = await fetch(`${cc.base}/api/stats`, { headers: { authorization: `Bearer ${cc.token}` } });
+  return res.json();
+}
+
+/** Starts Crosscheck on `servers`, waits until every one lists its sessions. */
+async function crosscheckOn(servers) {
+  const [first, ...rest] = servers;
+  const cc = await startCrosscheck({ opencodeUrl: first.url, args: rest.flatMap((s) => ['--opencode', s.url]), uiDir: false });
+  await waitUntil(async () => {
+    const st = await statsOf(cc);
+    const counts = Object.values(st.servers ?? {}).map((s) => s.sessions);
+    return counts.length === servers.length && counts.every((c) => c >= PER_SERVER);
+  }, `crosscheck to list ${servers.length} x ${PER_SERVER} sessions`, 180_000, 200);
+  return cc;
+}
+
+/** PSS after settling, and CPU over a quiet window, of a crosscheck process. */
+async function idleFigures(cc) {
+  await sleep(3000);
+  const cpu = await quietCpu(cc.pid, QUIET_S * 1000);
+  return { pss: pssKb(cc.pid), cpu };
+}
+
+let exitCode = 0;
+try {
+  const t0 = Date.now();
+  const ms = await startModelServer();
+  const servers = await Promise.all([0, 1, 2].map(() => startOpencode({ modelUrl: ms.url })));
+  await Promise.all(servers.map((s, i) => seed(s, PER_SERVER, `Server ${'ABC'[i]}`)));
+  console.log(`servers: seeded 3 x ${PER_SERVER} sessions in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+
+  // --- memory and idle CPU: one server (baseline), then three --------------------------------
+  const one = await crosscheckOn(servers.slice(0, 1));
+  const base = await idleFigures(one);
+  await one.stop();
+  const cc = await crosscheckOn(servers);
+  const three = await idleFigures(cc);
+  const ratio = three.pss / base.pss;
+  console.log(
+    `servers memory: crosscheck serve PSS with 3 servers x ${PER_SERVER} sessions ${(three.pss / 1024).toFixed(1)} MB, ` +
+      `1 server x ${PER_SERVER} (baseline, same run) ${(base.pss / 1024).toFixed(1)} MB: ${ratio.toFixed(2)}x ` +
+      `(target <= 1.5x: ${verdict(ratio <= 1.5)})`,
+  );
+  console.log(
+    `servers idle CPU over ${QUIET_S} s: 3 servers ${three.cpu.toFixed(2)} % of a core, 1 server ${base.cpu.toFixed(2)} % ` +
+      `(target < 0.5 %: ${verdict(three.cpu < 0.5)})`,
+  );
+
+  // --- a restart while the two others stream -----------------------------------------------
+  const [a, b, c] = servers;
+  const snapshot = await cc.api({ cmd: 'snapshot' });
+  const serverIdOf = (url) => snapshot.servers.find((s) => (s.url ?? s.connection?.url ?? '').replace(/\/+$/, '') === url)?.id;
+  const aId = serverIdOf(a.url);
+  if (!aId) throw new Error(`no server id for ${a.url} in ${JSON.stringify(snapshot.servers.map((s) => s.url))}`);
+  const streaming = [];
+  for (const s of [b, c]) {
+    const session = await s.json('/session', { method: 'POST', body: { title: 'Streaming' } });
+    streaming.push({ oc: s, id: session.id });
+  }
+  // Crosscheck follows the streaming transcripts (as an open session), so it forwards their text.
+  await waitUntil(async () => (await statsOf(cc)).sessions >= 3 * PER_SERVER + 2, 'the streaming sessions listed');
+  for (const st of streaming) await cc.api({ cmd: 'openSession', sessionId: st.id });
+
+  // Cumulative text length per part: when each server sent it, when Crosscheck forwarded it.
+  const sent = new Map(); // partId -> [{len, at}]
+  const forwarded = new Map(); // partId -> [{len, at}]
+  const push = (map, part, len, at) => {
+    const list = map.get(part) ?? [];
+    list.push({ len: (list.at(-1)?.len ?? 0) + len, at });
+    map.set(part, list);
+  };
+  const direct = [];
+  for (const { oc, id } of streaming) {
+    const ev = await subscribeEvents(oc.url);
+    direct.push(ev);
+    const orig = ev.events.push.bind(ev.events);
+    ev.events.push = (e) => {
+      if (e.type === 'message.part.delta' && e.properties.sessionID === id && e.properties.field === 'text') {
+        push(sent, e.properties.partID, e.properties.delta.length, performance.now());
+      }
+      return orig(e);
+    };
+  }
+  let aReadyAt = null;
+  let syncedAt = null;
+  let marker = null;
+  const stopFollowing = await followCrosscheck(cc, (change, at) => {
+    if (change.type === 'partDelta' && change.field === 'text') push(forwarded, change.partId, change.delta.length, at);
+    if (change.type === 'server' && change.server?.id === aId && change.server.connection?.state === 'ready' && aReadyAt === null && marker) aReadyAt = at;
+    if (marker && syncedAt === null) {
+      if (change.type === 'sessionUpserted' && change.session?.id === marker) syncedAt = at;
+      if (change.type === 'sessionsReset' && change.sessions?.some((s) => s.id === marker)) syncedAt = at;
+    }
+  });
+
+  // Each streaming session answers turn after turn (600 chunks, 25 ms apart) until told to stop.
+  let streamingOn = true;
+  const words = Array.from({ length: 900 }, (_, i) => `word${i}`).join(' ');
+  const loops = streaming.map(async ({ oc, id }) => {
+    const ev = direct[streaming.findIndex((s) => s.id === id)];
+    while (streamingOn) {
+      const from = ev.events.length;
+      ms.script([{ text: words, chunks: 600, chunkDelayMs: 25 }]);
+      await oc.fetch(`/session/${id}/prompt_async`, {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ parts: [{ type: 'text', text: 'Stream a long answer.' }] }),
+      }).then((r) => r.text());
+      await ev.waitForIdle(id, { from, timeoutMs: 120_000 });
+    }
+  });
+
+  // The baseline window starts once both streams are flowing through Crosscheck.
+  await waitUntil(() => sent.size >= 2 && forwarded.size >= 2, 'both streams flowing', 120_000, 20);
+  await sleep(1000);
+  const baselineFrom = performance.now();
+  await sleep(6000);
+  const restartFrom = performance.now();
+  await a.stop();
+  await sleep(500);
+  await a.restart();
+  const healthyAt = performance.now();
+  marker = (await a.json('/session', { method: 'POST', body: { title: 'Made right after the restart' } })).id;
+  await waitUntil(() => syncedAt !== null, 'crosscheck to list the session made after the restart', 120_000, 5);
+  await sleep(1000);
+  const restartTo = performance.now();
+  streamingOn = false;
+  stopFollowing();
+
+  /** Delay of each sent piece: the first forward reaching its cumulative length. */
+  function delays(from, to) {
+    const out = [];
+    for (const [part, list] of sent) {
+      const fw = forwarded.get(part) ?? [];
+      let j = 0;
+      for (const { len, at } of list) {
+        if (at < from || at > to) continue;
+        while (j < fw.length && fw[j].len < len) j++;
+        if (j < fw.length) out.push(fw[j].at - at);
+      }
+    }
+    return out;
+  }
+  const before = stats(delays(baselineFrom, restartFrom));
+  const during = stats(delays(restartFrom, restartTo));
+  const extra = during.p95 - before.p95;
+  console.log(
+    `servers restart: back in sync ${(syncedAt - healthyAt).toFixed(0)} ms after the restarted server is healthy ` +
+      `(reconnected ${aReadyAt !== null ? `${(aReadyAt - healthyAt).toFixed(0)} ms` : 'unseen'}; stopped for ${((healthyAt - restartFrom) / 1000).toFixed(1)} s)`,
+  );
+  console.log(`  other servers' streamed text, sent -> forwarded by crosscheck: during the restart ${fmt(during)}; before it ${fmt(before)}`);
+  console.log(`  delay added by the restart: p95 ${extra.toFixed(1)} ms (target <= 5 ms: ${verdict(extra <= 5)})`);
+  await Promise.race([Promise.all(loops), sleep(30_000)]);
+  for (const ev of direct) ev.close();
+
+  // --- the sidebar in Chromium ------------------------------------------------------------
+  await cc.stop();
+  const ui = await startCrosscheck({ opencodeUrl: a.url, args: [b.url, c.url].flatMap((u) => ['--opencode', u]) });
+  await waitUntil(async () => Object.values((await statsOf(ui)).servers ?? {}).every((s) => s.sessions >= PER_SERVER), 'the UI crosscheck to list every session', 180_000, 200);
+  const browser = await launchBrowser();
+  const paints = [];
+  const keys = [];
+  for (let run = 0; run < 5; run++) {
+    const page = await browser.newPage();
+    await page.addInitScript(() => {
+      // The first frame in which the three servers' sections hold session rows.
+      const painted = () => new Promise((r) => requestAnimationFrame(() => {
+        const ch = new MessageChannel();
+        ch.port1.onmessage = () => r(performance.now());
+        ch.port2.postMessage(0);
+      }));
+      const obs = new MutationObserver(() => {
+        const sections = document.querySelectorAll('[data-testid="server-section"]');
+        if (sections.length < 3 || ![...sections].every((s) => s.querySelector('[data-testid="session-item"]'))) return;
+        obs.disconnect();
+        window.__rowsAt = performance.now();
+        painted().then((t) => { window.__paintedAt = t; });
+      });
+      document.addEventListener('DOMContentLoaded', () => obs.observe(document.body, { childList: true, subtree: true }));
+    });
+    await page.goto(ui.url);
+    await page.waitForFunction(() => window.__paintedAt !== undefined, null, { timeout: 60_000 });
+    const { paintedAt, rows, snapshotEnd } = await page.evaluate(() => ({
+      paintedAt: window.__paintedAt,
+      rows: document.querySelectorAll('[data-testid="session-item"]').length,
+      snapshotEnd: Math.max(0, ...performance.getEntriesByType('resource').filter((e) => e.name.endsWith('/api')).map((e) => e.responseEnd)),
+    }));
+    paints.push({ paintedAt, rows, snapshotEnd });
+    // Keystrokes in the search box: key down -> the frame after the list changed, painted.
+    await page.locator('[data-testid="session-search"]').click();
+    await page.evaluate(() => {
+      window.__keys = [];
+      const box = document.querySelector('[data-testid="session-search"]');
+      box.addEventListener('keydown', (e) => {
+        const down = e.timeStamp;
+        requestAnimationFrame(() => {
+          const ch = new MessageChannel();
+          ch.port1.onmessage = () => window.__keys.push(performance.now() - down);
+          ch.port2.postMessage(0);
+        });
+      }, { capture: true });
+    });
+    for (const ch of 'session 1') {
+      await page.keyboard.type(ch);
+      await page.waitForTimeout(150);
+    }
+    keys.push(...(await page.evaluate(() => window.__keys)));
+    await page.context().close();
+  }
+  await browser.close();
+  await ui.stop();
+  const paint = stats(paints.map((p) => p.paintedAt));
+  const fromSnapshot = stats(paints.map((p) => p.paintedAt - p.snapshotEnd));
+  const key = stats(keys);
+  console.log(
+    `servers sidebar first paint (3 x ${PER_SERVER} sessions, ${paints[0].rows} rows rendered, navigation start -> painted, 5 loads): ${fmt(paint)} ` +
+      `(target <= 150 ms: ${verdict(paint.p50 <= 150)}); of it after the last Api answer: ${fmt(fromSnapshot)}`,
+  );
+  console.log(`servers search keystroke (key down -> filtered list painted): ${fmt(key)} (target <= 16 ms: ${verdict(key.p95 <= 16)})`);
+  await ms.close();
+} catch (err) {
+  console.error(`servers bench failed: ${err.stack ?? err}`);
+  exitCode = 1;
+} finally {
+  await cleanupAll();
+}
+process.exit(exitCode);
