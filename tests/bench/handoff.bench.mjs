@@ -6,14 +6,15 @@
 //   bench itself sending a prompt the moment it sees a turn go idle (the floor: event delivery
 //   plus one `prompt_async`).
 // - transfer: the Transfer call leaves this bench -> the transferred text's user message appears
-//   in the linked session. Baseline: this bench calling `prompt_async` on OpenCode directly.
+//   in the linked session. Baseline: this bench calling `prompt_async` on OpenCode directly with
+//   the same request (the same parts, hidden one included, model and agent).
 //
 //   node bench/handoff.bench.mjs [rounds]   (CROSSCHECK_BIN = the crosscheck binary)
 import { startModelServer } from '../support/model-server.mjs';
 import { startOpencode } from '../support/opencode.mjs';
 import { startCrosscheck } from '../support/crosscheck.mjs';
 import { subscribeEvents } from '../support/events.mjs';
-import { ownShareLine } from './own-share.mjs';
+import { ownShareLine, sameRequest, stagesOf } from './own-share.mjs';
 
 const ROUNDS = Number(process.argv[2] ?? 12);
 const PASSWORD = 'bench-secret';
@@ -22,7 +23,11 @@ const SLOW_TURN = { text: 'The handoff: changed the parser, added tests, nothing
 
 const ms = await startModelServer();
 const oc = await startOpencode({ modelUrl: ms.url, password: PASSWORD });
-const cc = await startCrosscheck({ opencodeUrl: oc.url, password: PASSWORD });
+const cc = await startCrosscheck({
+  opencodeUrl: oc.url,
+  password: PASSWORD,
+  env: { CROSSCHECK_LOG: 'warn,crosscheck_core::transfer_timing=debug' },
+});
 const events = await subscribeEvents(oc.url, { headers: oc.authHeaders });
 
 async function api(request) {
@@ -140,6 +145,7 @@ for (let i = 0; i < ROUNDS; i++) {
   await call;
   transferSamples.push(prompt.at - t0);
   await events.waitFor(sessionIdle(original.id), { from, what: 'the transferred turn', timeoutMs: 60_000 });
+  const same = JSON.stringify(await sameRequest(oc, original.id, prompt.ev.properties.info.id));
 
   ms.script([{}]);
   from = events.events.length;
@@ -147,7 +153,7 @@ for (let i = 0; i < ROUNDS; i++) {
   t0 = performance.now();
   const direct = oc.fetch(`/session/${original.id}/prompt_async`, {
     method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ parts: [{ type: 'text', text: `direct ${i}` }] }),
+    body: same,
   }).then((r) => r.text()).then(() => directHttpSamples.push(performance.now() - t0));
   prompt = await stampWhen(userMessageIn(original.id, seen), 'the direct prompt', from);
   await direct;
@@ -168,13 +174,15 @@ console.log(`  ratio p50: ${(h.p50 / base.p50).toFixed(2)}x the baseline`);
 console.log(`  on the server's clock (reply time.completed -> prompt time.created): crosscheck ${fmt(stats(handoffServer.slice(1)))}; baseline ${fmt(stats(baselineServer))}`);
 console.log(`transfer: click -> prompt accepted (real opencode serve, ${ROUNDS} rounds)`);
 console.log(`  crosscheck Transfer through its Api: ${fmt(t)}`);
-console.log(`  baseline (prompt_async straight to OpenCode): ${fmt(d)}`);
+console.log(`  baseline (the same prompt_async straight to OpenCode): ${fmt(d)}`);
 console.log(`  ratio p50: ${(t.p50 / d.p50).toFixed(2)}x the baseline`);
 // Crosscheck minus the baseline client, per flow: the handoff on the server's clock (reply
 // completed -> prompt created: both sides include their own event delivery), the transfer on
 // this bench's clock (the call leaves -> the prompt's user message is seen).
 console.log(ownShareLine('handoff', handoffServer.slice(1), baselineServer));
 console.log(ownShareLine('transfer', transferSamples, directSamples));
+const transferStages = stagesOf(cc.output(), /transfer \(ms\):(.*), total ([\d.]+)/);
+if (transferStages) console.log(`crosscheck's transfer stages, from the request reaching it (ms since then): ${transferStages}`);
 console.log(`server floor: OpenCode answering prompt_async itself (request sent -> 204 received, idle session, nothing else in flight): ${fmt(stats(directHttpSamples))}`);
 
 events.close();

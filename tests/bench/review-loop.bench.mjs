@@ -6,8 +6,9 @@
 //
 // Baseline, in the same run and measured the same way: this bench itself playing the loop
 // between two sessions with the same replies, sending each next prompt the moment its event
-// stream shows the previous turn idle (the floor: the server finishing a turn, event delivery,
-// one `prompt_async`). Crosscheck's own log gives where its time goes (the stages of each
+// stream shows the previous turn idle, as the same request Crosscheck sent for that step (the
+// same parts, hidden ones included, model and agent): the floor is the server finishing a turn,
+// event delivery, one `prompt_async`. Crosscheck's own log gives where its time goes (the stages of each
 // step, from the reply seen complete in its store to the prompt accepted).
 //
 // The scripted model answers at once by default; a second argument makes every loop turn take
@@ -19,7 +20,7 @@ import { startModelServer } from '../support/model-server.mjs';
 import { startOpencode } from '../support/opencode.mjs';
 import { startCrosscheck } from '../support/crosscheck.mjs';
 import { subscribeEvents } from '../support/events.mjs';
-import { ownShareLine } from './own-share.mjs';
+import { ownShareLine, requestOf, stagesOf } from './own-share.mjs';
 
 const ROUNDS = Math.min(50, Number(process.argv[2] ?? 50));
 const TURN_MS = Number(process.argv[3] ?? 0);
@@ -87,6 +88,12 @@ try {
   }
   const wall = performance.now() - started;
   const ours = new Set(loop.sentMessageIds.slice(1)); // the first review prompt is the handoff's
+  // Each of the loop's prompts, in order, for the baseline to send the same.
+  const byId = new Map();
+  for (const sid of [loop.originalSessionId, loop.reviewSessionId]) {
+    for (const m of await oc.json(`/session/${sid}/message`)) byId.set(m.info.id, m);
+  }
+  const bodies = loop.sentMessageIds.slice(1).map((id) => byId.get(id)).filter(Boolean).map(requestOf);
   const gaps = await serverGaps([loop.originalSessionId, loop.reviewSessionId], ours);
 
   // --- baseline: this bench playing the same loop, prompting the moment it sees idle ----------
@@ -95,9 +102,9 @@ try {
   ms.script(script);
   const a = await oc.json('/session', { method: 'POST', body: { title: 'Bench baseline implementer' } });
   const b = await oc.json('/session', { method: 'POST', body: { title: 'Bench baseline reviewer' } });
-  const prompt = (sid, text) => oc.fetch(`/session/${sid}/prompt_async`, {
+  const prompt = (sid, text, body = { parts: [{ type: 'text', text }] }) => oc.fetch(`/session/${sid}/prompt_async`, {
     method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ parts: [{ type: 'text', text }] }),
+    body: JSON.stringify(body),
   }).then((r) => r.text());
   const idle = (sid, from) => events.waitFor(
     (e) => e.type === 'session.status' && e.properties.sessionID === sid && e.properties.status?.type === 'idle',
@@ -112,7 +119,7 @@ try {
     const [done, next] = step % 2 === 0 ? [b.id, a.id] : [a.id, b.id];
     await idle(done, from);
     from = events.events.length;
-    await prompt(next, `step ${step}`);
+    await prompt(next, `step ${step}`, bodies[step]);
   }
   await idle((script.length - 3) % 2 === 0 ? a.id : b.id, from).catch(() => {});
   // Every prompt but the handoff and the first review, as for the loop.
@@ -124,32 +131,16 @@ try {
   const base = await serverGaps([a.id, b.id], baseIds);
 
   // --- where Crosscheck's time goes ---------------------------------------------------------
-  const stages = new Map();
-  for (const line of cc.output().split('\n')) {
-    const m = /loop step \(ms\):(.*), total ([\d.]+)/.exec(line);
-    if (!m) continue;
-    for (const [, stage, at] of m[1].matchAll(/ ([a-z ]+?) @([\d.]+)/g)) {
-      if (!stages.has(stage)) stages.set(stage, []);
-      stages.get(stage).push(Number(at));
-    }
-    if (!stages.has('total')) stages.set('total', []);
-    stages.get('total').push(Number(m[2]));
-  }
+  const stages = stagesOf(cc.output(), /loop step \(ms\):(.*), total ([\d.]+)/);
 
   const s = stats(gaps);
   const bs = stats(base);
   console.log(`review loop: ${loop.round} rounds, stopped: ${loop.stop?.reason}, wall ${(wall / 1000).toFixed(1)} s, each turn ${TURN_MS ? `${TURN_MS} ms before its answer` : 'answered at once'}`);
   console.log(`review loop, reply completed -> next loop prompt accepted (server clock, ms): ${fmt(s)}`);
-  console.log(`baseline (this bench prompting the moment it sees idle, same replies, server clock, ms): ${fmt(bs)}`);
+  console.log(`baseline (this bench sending the same prompts the moment it sees idle, same replies, server clock, ms): ${fmt(bs)}`);
   console.log(`  ratio p50: ${(s.p50 / Math.max(1, bs.p50)).toFixed(2)}x the baseline; crosscheck minus baseline p50: ${s.p50 - bs.p50} ms`);
   console.log(ownShareLine('loop step', gaps, base));
-  if (stages.size) {
-    const parts = [...stages].map(([stage, v]) => {
-      const st = stats(v.sort((x, y) => x - y));
-      return `${stage} p50 ${st.p50.toFixed(2)} / p95 ${st.p95.toFixed(2)}`;
-    });
-    console.log(`crosscheck's stages, from the reply seen complete in its store (ms since then, n=${stages.get('total')?.length}): ${parts.join('; ')}`);
-  }
+  if (stages) console.log(`crosscheck's stages, from the reply seen complete in its store (ms since then): ${stages}`);
 } finally {
   events.close();
   await cc.stop();

@@ -4,6 +4,7 @@
 use crosscheck_opencode::{MessageWithParts, ids};
 
 use super::now_ms;
+use super::review_loop::timing::StepTimer;
 use crate::api_types::{Change, TransferDirection, TransferResult};
 use crate::core::Core;
 use crate::error::{Error, Result};
@@ -35,6 +36,7 @@ pub async fn send(
     message_id: &str,
     resend: bool,
 ) -> Result<TransferResult> {
+    let mut timer = StepTimer::start();
     let source = core.known_session(session_id).await?;
     let (target_id, direction, template, placeholder) = if is_review_session(&source) {
         let target = get_original_session_id(&source).ok_or(Error::NoLinkedSession)?;
@@ -64,6 +66,7 @@ pub async fn send(
     if text.is_empty() {
         return Err(Error::NoAssistantText);
     }
+    timer.mark("read");
     let target = match core.known_session(&target_id).await {
         Ok(t) => t,
         Err(Error::SessionNotFound(_)) => return Err(Error::NoLinkedSession),
@@ -77,7 +80,8 @@ pub async fn send(
             super::review_loop::hidden::for_reviewer(&registry, &[], &[])?
         }
     };
-    deliver(
+    timer.mark("rendered");
+    deliver_timed(
         core,
         Outgoing {
             source_session_id: session_id,
@@ -88,6 +92,7 @@ pub async fn send(
             hidden,
             resend,
         },
+        timer,
     )
     .await
 }
@@ -115,6 +120,15 @@ pub(crate) struct Outgoing<'a> {
 /// accepted it, and announces it. Every transfer goes through here, so the sent mark and "Send
 /// again?" behave the same for a whole turn and for chosen findings.
 pub(crate) async fn deliver(core: &Core, out: Outgoing<'_>) -> Result<TransferResult> {
+    deliver_timed(core, out, StepTimer::start()).await
+}
+
+/// [`deliver`], marking its stages on `timer` (logged once the prompt is accepted).
+async fn deliver_timed(
+    core: &Core,
+    out: Outgoing<'_>,
+    mut timer: StepTimer,
+) -> Result<TransferResult> {
     let target = out.target;
     let direction = out.direction;
     let choice = current_choice(core, target);
@@ -132,6 +146,7 @@ pub(crate) async fn deliver(core: &Core, out: Outgoing<'_>) -> Result<TransferRe
     // A claim a dead process left pending for this message is settled first.
     check_claims(core, Some((out.source_session_id, out.source_message_id))).await;
     core.db().claim_transfer(&record, out.resend)?;
+    timer.mark("claimed");
     let sent = turn::send(
         core,
         &Prompt {
@@ -155,6 +170,8 @@ pub(crate) async fn deliver(core: &Core, out: Outgoing<'_>) -> Result<TransferRe
             return Err(e);
         }
     }
+    timer.mark("accepted");
+    timer.log_transfer();
     let record = TransferRecord {
         pending: false,
         ..record

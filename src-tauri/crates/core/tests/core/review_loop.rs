@@ -899,7 +899,9 @@ async fn a_fix_claimed_without_a_code_change_is_marked_and_told_to_the_reviewer(
         })
         .await;
         if let Some(file) = edited {
+            // The implementer's edit, and the server's word for it (as its edit tool's).
             std::fs::write(project.join(file), "fn greet(name: &str) {}\n").unwrap();
+            h.fake.emit_file_edited(project.to_str().unwrap(), file);
         }
         let end = wait_end(&h, &o).await;
         assert_eq!(stop_reason(&end), StopReason::Clean, "{end:?}");

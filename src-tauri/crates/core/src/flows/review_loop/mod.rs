@@ -4,6 +4,7 @@
 //! goes back to the reviewer in the seed's response words; and so on until a stop rule ends it.
 //! One loop per pair; its record in SQLite lets it resume after a restart.
 
+mod ahead;
 pub(crate) mod code;
 mod comments;
 pub mod coverage;
@@ -14,7 +15,7 @@ pub use crate::model::loop_record as record;
 pub(crate) mod recorder;
 pub mod rules;
 mod run;
-mod timing;
+pub(crate) mod timing;
 
 use std::collections::HashMap;
 use std::sync::Mutex;

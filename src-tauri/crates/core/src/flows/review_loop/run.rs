@@ -198,7 +198,14 @@ impl LoopTask {
                     async move { super::code::full(&directory).await },
                 ))
             });
-            let (text, reply_id) = match self.wait_reply(&session, &awaiting, continuity).await? {
+            // The implementer's code is fingerprinted while its turn runs (again after each
+            // edit), so a claimed fix is checked without waiting for git after the reply.
+            let mut ahead = None;
+            let code = (self.state.phase == LoopPhase::Implementing).then_some(directory.as_str());
+            let waited = self
+                .wait_reply(&session, &awaiting, continuity, (code, &mut ahead))
+                .await?;
+            let (text, reply_id) = match waited {
                 Ok(done) => done,
                 Err(Interrupt::Stop(reason, detail)) => return Ok((reason, detail, vec![])),
             };
@@ -248,7 +255,7 @@ impl LoopTask {
                         &claimed,
                     )?;
                     let moved = if claimed.iter().any(|id| !by_lines.contains_key(id)) {
-                        self.moved_files(&directory).await
+                        self.moved_files(&directory, ahead.take()).await
                     } else {
                         None
                     };
@@ -450,8 +457,15 @@ impl LoopTask {
 
     /// The files the implementer's turn changed: the code now against the code the last
     /// review was pinned to; `None` when that cannot be told (no repository, no pin).
-    async fn moved_files(&self, directory: &str) -> Option<Vec<String>> {
-        let now = super::code::full(directory).await?;
+    async fn moved_files(
+        &self,
+        directory: &str,
+        ahead: Option<super::ahead::Ahead>,
+    ) -> Option<Vec<String>> {
+        let now = match ahead {
+            Some(ahead) => ahead.now().await,
+            None => super::code::full(directory).await,
+        }?;
         let view = findings::view(self.core.db(), &self.state.review_session_id).ok()?;
         let last = view.rounds.last()?;
         let before = crate::report::pinned_fingerprint(
@@ -624,6 +638,7 @@ impl LoopTask {
         session: &str,
         awaiting: &str,
         mut continuity: Option<reconcile::Continuity>,
+        (code, ahead): (Option<&str>, &mut Option<super::ahead::Ahead>),
     ) -> Result<std::result::Result<(String, String), Interrupt>> {
         let errors_before = self.core.read_store(|s, _| s.session_error_serial(session));
         let pair = [
@@ -631,17 +646,31 @@ impl LoopTask {
             self.state.review_session_id.to_string(),
         ];
         let reset = AtomicBool::new(false);
+        let moved = AtomicBool::new(false);
         let filter = |change: &Change| {
             if matches!(change, Change::TranscriptReset { page } if page.session_id == session) {
                 reset.store(true, Ordering::Relaxed);
+            }
+            if super::ahead::moves_code(change, session) {
+                moved.store(true, Ordering::Relaxed);
             }
             turn::may_end_turn(change, &[&pair[0], &pair[1]])
         };
         let mut waiter =
             turn::Waiter::new(&self.core, self.budget_deadline(), Some(self.stop.clone()));
+        // Started once subscribed: every later edit restarts it.
+        *ahead = code.map(super::ahead::Ahead::start);
         loop {
             match waiter.next(&filter).await? {
-                turn::Woke::Check(_) => {}
+                turn::Woke::Check(why) => {
+                    // Lagged: what moved the code may be among the changes dropped.
+                    let lagged = why == turn::Wake::Lagged;
+                    if (moved.swap(false, Ordering::Relaxed) || lagged)
+                        && let Some(ahead) = ahead.as_mut()
+                    {
+                        ahead.restart();
+                    }
+                }
                 turn::Woke::TimedOut => {
                     // The minutes budget ran out mid-turn: the turn is cut, what it used counts.
                     if let Err(e) = self.core.client_for(session)?.abort(session).await {

@@ -1,6 +1,7 @@
 //! Where a loop step's time goes, on the hot path from "the awaited reply is complete in the
 //! store" to "the next prompt is accepted": logged at debug level under the target
-//! `crosscheck_core::loop_timing` (`CROSSCHECK_LOG=crosscheck_core::loop_timing=debug`).
+//! `crosscheck_core::loop_timing` (`CROSSCHECK_LOG=crosscheck_core::loop_timing=debug`); a
+//! transfer's, from the request to the prompt accepted, under `crosscheck_core::transfer_timing`.
 
 use std::time::Instant;
 
@@ -12,7 +13,7 @@ pub(crate) struct StepTimer {
 }
 
 impl StepTimer {
-    /// Starts timing a step now (the reply was just seen complete).
+    /// Starts timing a step now (the reply was just seen complete, or a transfer was asked for).
     pub(crate) fn start() -> Self {
         Self {
             seen: Instant::now(),
@@ -30,8 +31,8 @@ impl StepTimer {
         self.marks.push((stage, at));
     }
 
-    /// Logs each stage's time and the total.
-    pub(crate) fn log(&self, loop_id: &str, round: u32) {
+    /// Each stage's time since the start and the total, as the logs print them.
+    fn stages(&self) -> (String, f64) {
         // Each stage is timed from the step's start: stages run at once overlap.
         let mut stages = String::new();
         let mut last = self.seen;
@@ -40,7 +41,28 @@ impl StepTimer {
             stages.push_str(&format!(" {stage} @{ms:.2}"));
             last = last.max(*at);
         }
-        let total = last.duration_since(self.seen).as_secs_f64() * 1000.0;
+        (
+            stages,
+            last.duration_since(self.seen).as_secs_f64() * 1000.0,
+        )
+    }
+
+    /// Logs a transfer's stages (from the request's start to the prompt accepted) under the
+    /// target `crosscheck_core::transfer_timing`.
+    pub(crate) fn log_transfer(&self) {
+        if !tracing::enabled!(target: "crosscheck_core::transfer_timing", tracing::Level::DEBUG) {
+            return;
+        }
+        let (stages, total) = self.stages();
+        tracing::debug!(
+            target: "crosscheck_core::transfer_timing",
+            "transfer (ms):{stages}, total {total:.2}"
+        );
+    }
+
+    /// Logs each stage's time and the total.
+    pub(crate) fn log(&self, loop_id: &str, round: u32) {
+        let (stages, total) = self.stages();
         tracing::debug!(
             target: "crosscheck_core::loop_timing",
             loop_id,
