@@ -674,6 +674,14 @@ impl FakeOpencode {
         }
     }
 
+    /// Waits until a turn of `session_id` is under way on the server (the prompt's answer comes
+    /// before the turn starts), so a test can then end it with [`Self::finish_silently`].
+    pub async fn wait_running(&self, session_id: &str, limit: Duration) {
+        let what = format!("a running turn of {session_id}");
+        self.wait_until(&what, limit, |s| s.running.contains_key(session_id))
+            .await;
+    }
+
     /// Waits until `session_id` has finished `turns` turns.
     pub async fn wait_turns(&self, session_id: &str, turns: usize, limit: Duration) {
         let what = format!("{turns} finished turn(s) of {session_id}");

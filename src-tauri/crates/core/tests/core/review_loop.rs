@@ -793,6 +793,10 @@ async fn a_chosen_step_is_sent_once_across_a_restart() {
             s.phase == LoopPhase::Implementing && s.pending.is_none()
         })
         .await;
+        // The server accepts a prompt before its turn starts: wait for the turn to end it below.
+        h.fake
+            .wait_running(&o, std::time::Duration::from_secs(10))
+            .await;
         h.core.shutdown().await;
         // Rewind the record to "feedback chosen, maybe not sent".
         let sent = h.fake.prompts_to(&o).pop().unwrap();
