@@ -7,10 +7,10 @@
 
 use std::time::Duration;
 
-use crate::support::{FakeOpencode, Harness, Reply, SHORT, wait_change};
-use crosscheck_core::api_types::{Connection, PermissionReplyKind, ServerView};
+use crate::support::{Harness, Reply, SHORT, add_second_server, wait_change};
+use crosscheck_core::api_types::PermissionReplyKind;
 use crosscheck_core::model::attention::AttentionKind;
-use crosscheck_core::requests::{AddServer, AnswerQuestion, ReplyPermission};
+use crosscheck_core::requests::{AnswerQuestion, ReplyPermission};
 use crosscheck_core::{Change, ErrorCode, Request};
 
 /// The kinds of the session's reasons in the snapshot.
@@ -140,30 +140,6 @@ async fn permissions_and_questions_are_reasons_and_a_gone_session_says_so() {
     h.stop().await;
 }
 
-/// Starts a second fake server and adds it in the app; answers it and its view once Ready.
-async fn add_second(h: &Harness) -> (FakeOpencode, ServerView) {
-    let project = h.dir.path().join("second");
-    std::fs::create_dir_all(&project).unwrap();
-    let fake = FakeOpencode::start(project.to_str().unwrap()).await;
-    let mut changes = h.core.subscribe();
-    let added: ServerView = serde_json::from_value(
-        h.request(Request::AddServer(AddServer {
-            url: fake.base_url.clone(),
-            password: None,
-            name: Some("Second".into()),
-        }))
-        .await
-        .expect("added"),
-    )
-    .unwrap();
-    let id = added.id.clone();
-    wait_change(&mut changes, SHORT, "the second server to be ready", move |c| {
-        matches!(c, Change::Server { server } if server.id == id && matches!(server.connection, Connection::Ready { .. }))
-    })
-    .await;
-    (fake, added)
-}
-
 /// Waits until the session is listed with a reason of `kind`.
 async fn wait_kind(h: &Harness, session_id: &str, kind: AttentionKind) {
     let deadline = tokio::time::Instant::now() + SHORT;
@@ -188,7 +164,7 @@ async fn wait_kind(h: &Harness, session_id: &str, kind: AttentionKind) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_permission_and_a_question_on_the_second_server_are_answered_there() {
     let h = Harness::start().await;
-    let (second, _) = add_second(&h).await;
+    let (second, _) = add_second_server(&h, None, "Second").await;
     let asking = second.seed_session("Asks on the second server", None);
     second.seed_messages(&asking, 2, 10);
 
@@ -227,7 +203,7 @@ async fn a_permission_and_a_question_on_the_second_server_are_answered_there() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_question_pending_on_the_second_server_shows_after_a_restart() {
     let mut h = Harness::start().await;
-    let (second, _) = add_second(&h).await;
+    let (second, _) = add_second_server(&h, None, "Second").await;
     let asking = second.seed_session("Asked while away", None);
     second.seed_messages(&asking, 2, 10);
     h.core.shutdown().await;

@@ -11,11 +11,11 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::{FakeOpencode, Harness, SHORT, wait_change};
-use crosscheck_core::api_types::{Connection, PasswordStore, ServerView};
-use crosscheck_core::requests::{AddServer, PasswordStorage};
+use crate::support::{Harness, SHORT, add_second_server};
+use crosscheck_core::Request;
+use crosscheck_core::api_types::PasswordStore;
+use crosscheck_core::requests::PasswordStorage;
 use crosscheck_core::servers::secret::{FileStore, KeyringStore, SecretStore};
-use crosscheck_core::{Change, Request};
 
 const CHILD: &str = "CROSSCHECK_TEST_CHILD";
 const PASSWORD: &str = "pw-7f3a91c2-unique";
@@ -63,30 +63,6 @@ fn files_holding(dir: &Path, needle: &str) -> Vec<String> {
     found
 }
 
-/// Adds a second fake server with a password and waits until it is Ready.
-async fn add_with_password(h: &Harness) -> (FakeOpencode, ServerView) {
-    let project = h.dir.path().join("second");
-    std::fs::create_dir_all(&project).unwrap();
-    let fake = FakeOpencode::start(project.to_str().unwrap()).await;
-    let mut changes = h.core.subscribe();
-    let added: ServerView = serde_json::from_value(
-        h.request(Request::AddServer(AddServer {
-            url: fake.base_url.clone(),
-            password: Some(PASSWORD.into()),
-            name: Some("Locked box".into()),
-        }))
-        .await
-        .expect("added"),
-    )
-    .unwrap();
-    let id = added.id.clone();
-    wait_change(&mut changes, SHORT, "the second server to be ready", move |c| {
-        matches!(c, Change::Server { server } if server.id == id && matches!(server.connection, Connection::Ready { .. }))
-    })
-    .await;
-    (fake, added)
-}
-
 async fn storage(h: &Harness) -> PasswordStorage {
     serde_json::from_value(h.request(Request::PasswordStorage).await.unwrap()).unwrap()
 }
@@ -105,7 +81,7 @@ fn without_a_keyring_a_saved_password_is_in_a_file_only_the_user_can_read() {
     }
     tokio::runtime::Runtime::new().unwrap().block_on(async {
         let mut h = Harness::start().await;
-        let (_second, view) = add_with_password(&h).await;
+        let (_second, view) = add_second_server(&h, Some(PASSWORD), "Locked box").await;
         assert_eq!(view.password_store, Some(PasswordStore::File));
         let where_kept = storage(&h).await;
         assert_eq!(where_kept.store, PasswordStore::File);
@@ -178,7 +154,7 @@ fn with_a_keyring_a_saved_password_is_in_it_and_moves_there_from_its_file() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
         assert!(KeyringStore::answers().await, "gnome-keyring answers");
         let mut h = Harness::start().await;
-        let (_second, view) = add_with_password(&h).await;
+        let (_second, view) = add_second_server(&h, Some(PASSWORD), "Locked box").await;
         assert_eq!(view.password_store, Some(PasswordStore::Keyring));
         assert_eq!(storage(&h).await.store, PasswordStore::Keyring);
         assert_eq!(

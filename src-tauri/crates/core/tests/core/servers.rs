@@ -6,35 +6,10 @@
 
 use std::time::Duration;
 
-use crate::support::{FakeOpencode, Harness, Reply, SHORT, wait_change};
-use crosscheck_core::api_types::{Connection, ServerView};
+use crate::support::{FakeOpencode, Harness, Reply, SHORT, add_second_server, wait_change};
+use crosscheck_core::api_types::Connection;
 use crosscheck_core::requests::{AddServer, ServerRef};
 use crosscheck_core::{Change, Request};
-
-/// Starts a second fake server and adds it in the app; answers it and its server view once it
-/// is Ready.
-async fn add_second(h: &Harness) -> (FakeOpencode, ServerView) {
-    let project = h.dir.path().join("second");
-    std::fs::create_dir_all(&project).unwrap();
-    let fake = FakeOpencode::start(project.to_str().unwrap()).await;
-    let mut changes = h.core.subscribe();
-    let added: ServerView = serde_json::from_value(
-        h.request(Request::AddServer(AddServer {
-            url: fake.base_url.clone(),
-            password: None,
-            name: Some("Second".into()),
-        }))
-        .await
-        .expect("added"),
-    )
-    .unwrap();
-    let id = added.id.clone();
-    wait_change(&mut changes, SHORT, "the second server to be ready", move |c| {
-        matches!(c, Change::Server { server } if server.id == id && matches!(server.connection, Connection::Ready { .. }))
-    })
-    .await;
-    (fake, added)
-}
 
 async fn wait_for_session(h: &Harness, id: &str) -> crosscheck_core::api_types::SessionView {
     let deadline = tokio::time::Instant::now() + SHORT;
@@ -57,7 +32,7 @@ async fn wait_for_session(h: &Harness, id: &str) -> crosscheck_core::api_types::
 async fn each_session_is_served_by_its_own_server() {
     let h = Harness::start().await;
     let on_main = h.fake.seed_session("On the main server", None);
-    let (second, view) = add_second(&h).await;
+    let (second, view) = add_second_server(&h, None, "Second").await;
     let on_second = second.seed_session("On the second server", None);
 
     let listed = wait_for_session(&h, &on_second).await;
@@ -97,7 +72,7 @@ async fn each_session_is_served_by_its_own_server() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_server_down_leaves_the_other_streaming_and_its_sessions_listed() {
     let h = Harness::start().await;
-    let (second, view) = add_second(&h).await;
+    let (second, view) = add_second_server(&h, None, "Second").await;
     let kept = second.seed_session("Kept while down", None);
     wait_for_session(&h, &kept).await;
 
@@ -137,7 +112,7 @@ async fn one_server_down_leaves_the_other_streaming_and_its_sessions_listed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_address_twice_is_refused_and_a_removed_server_takes_its_sessions() {
     let h = Harness::start().await;
-    let (second, view) = add_second(&h).await;
+    let (second, view) = add_second_server(&h, None, "Second").await;
     let gone = second.seed_session("Goes with its server", None);
     wait_for_session(&h, &gone).await;
 
@@ -201,7 +176,7 @@ async fn the_same_address_twice_is_refused_and_a_removed_server_takes_its_sessio
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_added_in_the_app_is_followed_again_after_a_restart() {
     let mut h = Harness::start().await;
-    let (second, view) = add_second(&h).await;
+    let (second, view) = add_second_server(&h, None, "Second").await;
     let s = second.seed_session("Still here after a restart", None);
     wait_for_session(&h, &s).await;
     h.restart_core().await;
@@ -221,7 +196,7 @@ async fn a_server_added_in_the_app_is_followed_again_after_a_restart() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_on_a_second_server_session_ask_that_server() {
     let h = Harness::start().await;
-    let (second, view) = add_second(&h).await;
+    let (second, view) = add_second_server(&h, None, "Second").await;
     let cold = second.seed_session("Cold on the second server", None);
     second.seed_text(&cold, "user", "where does the widget parser stall?");
     wait_for_session(&h, &cold).await;
@@ -325,7 +300,7 @@ async fn requests_on_a_second_server_session_ask_that_server() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn worktree_requests_naming_the_second_server_go_to_it() {
     let h = Harness::start().await;
-    let (second, view) = add_second(&h).await;
+    let (second, view) = add_second_server(&h, None, "Second").await;
     let repo = h.dir.path().join("second-repo");
     std::fs::create_dir_all(&repo).unwrap();
     let git = |args: &[&str]| {

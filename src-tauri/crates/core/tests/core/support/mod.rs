@@ -216,3 +216,34 @@ pub fn assert_leaks_nothing(text: &str) {
         );
     }
 }
+
+/// Starts a second fake server (its project folder `second` under the harness's folder), adds
+/// it in the app with `password` and `name`, and answers it and its server view once it is
+/// Ready.
+pub async fn add_second_server(
+    h: &Harness,
+    password: Option<&str>,
+    name: &str,
+) -> (FakeOpencode, crosscheck_core::api_types::ServerView) {
+    use crosscheck_core::api_types::{Connection, ServerView};
+    let project = h.dir.path().join("second");
+    std::fs::create_dir_all(&project).unwrap();
+    let fake = FakeOpencode::start(project.to_str().unwrap()).await;
+    let mut changes = h.core.subscribe();
+    let added: ServerView = serde_json::from_value(
+        h.request(Request::AddServer(crosscheck_core::requests::AddServer {
+            url: fake.base_url.clone(),
+            password: password.map(str::to_owned),
+            name: Some(name.to_owned()),
+        }))
+        .await
+        .expect("added"),
+    )
+    .unwrap();
+    let id = added.id.clone();
+    wait_change(&mut changes, SHORT, "the second server to be ready", move |c| {
+        matches!(c, Change::Server { server } if server.id == id && matches!(server.connection, Connection::Ready { .. }))
+    })
+    .await;
+    (fake, added)
+}
