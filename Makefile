@@ -160,7 +160,7 @@ install: ui
 	install -D -m 644 icons/32x32.png "$(DESTDIR)$(PREFIX)/share/icons/hicolor/32x32/apps/crosscheck.png"
 	install -D -m 644 icons/128x128.png "$(DESTDIR)$(PREFIX)/share/icons/hicolor/128x128/apps/crosscheck.png"
 	install -D -m 644 icons/128x128@2x.png "$(DESTDIR)$(PREFIX)/share/icons/hicolor/256x256/apps/crosscheck.png"
-	sed 's|@BIN@|$(PREFIX)/bin|' icons/crosscheck.desktop.in > "$(DESTDIR)$(PREFIX)/share/applications/crosscheck.desktop"
+	sed 's|@BIN@|$(PREFIX)/bin|' icons/crosscheck.desktop.in > "$(DESTDIR)$(PREFIX)/share/applications/crosscheck-desktop.desktop"
 	@echo "Installed $(PREFIX)/bin/crosscheck and $(PREFIX)/bin/crosscheck-desktop"
 	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo "Note: $(PREFIX)/bin is not on PATH; add it, or run $(PREFIX)/bin/crosscheck";; esac
 

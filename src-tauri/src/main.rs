@@ -4,6 +4,8 @@
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+mod badge;
+
 use crosscheck_core::api::{BatchEnd, next_batch};
 use crosscheck_core::launch::{StartedFrom, opencode_target};
 use crosscheck_core::{Api, ApiError, Core, CoreOptions, Response, Stamped};
@@ -79,7 +81,7 @@ fn main() {
         // Links in replies open in the system browser (only `open_url`, for http, https and
         // mailto, allowed in the capability).
         .plugin(tauri_plugin_opener::init())
-        .invoke_handler(tauri::generate_handler![api])
+        .invoke_handler(tauri::generate_handler![api, badge::set_badge_count])
         // A page that (re)loads starts with nothing open, and a closed window follows nothing:
         // release what the window's previous page followed.
         .on_page_load(|webview, payload| {

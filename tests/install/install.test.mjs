@@ -10,6 +10,7 @@ import { after, test } from 'node:test';
 import { promisify } from 'node:util';
 import { makeTempDir } from '../support/cleanup.mjs';
 import { crosscheckBin, REPO_ROOT, startCrosscheck } from '../support/crosscheck.mjs';
+import { DESKTOP_ENTRY } from '../support/desktop-entry.mjs';
 
 const run = promisify(execFile);
 // Nothing listens on port 9: Crosscheck keeps trying to connect; the page is served anyway.
@@ -61,7 +62,7 @@ test('make install PREFIX=<tmp> installs crosscheck, the desktop app, its entry 
     const stat = fs.statSync(path.join(prefix, file));
     assert.ok(stat.mode & 0o111, `${file} is executable`);
   }
-  const entry = fs.readFileSync(path.join(prefix, 'share/applications/crosscheck.desktop'), 'utf8');
+  const entry = fs.readFileSync(path.join(prefix, 'share/applications', DESKTOP_ENTRY), 'utf8');
   assert.match(entry, new RegExp(`^Exec=${prefix}/bin/crosscheck-desktop$`, 'm'));
   assert.match(entry, /^Icon=crosscheck$/m);
   for (const size of ['32x32', '128x128', '256x256']) {

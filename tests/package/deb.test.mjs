@@ -10,6 +10,7 @@ import { after, test } from 'node:test';
 import { promisify } from 'node:util';
 import { makeTempDir } from '../support/cleanup.mjs';
 import { startCrosscheck } from '../support/crosscheck.mjs';
+import { DESKTOP_ENTRY } from '../support/desktop-entry.mjs';
 
 const run = promisify(execFile);
 const DEB = process.env.CROSSCHECK_DEB;
@@ -37,6 +38,7 @@ test('it ships crosscheck, the desktop app, a desktop entry that starts the app,
   assert.ok(files.includes('usr/bin/crosscheck'), `usr/bin/crosscheck in:\n${files.join('\n')}`);
   const entries = files.filter((f) => /^usr\/share\/applications\/[^/]+\.desktop$/.test(f));
   assert.equal(entries.length, 1, `one desktop entry in:\n${files.join('\n')}`);
+  assert.equal(path.basename(entries[0]), DESKTOP_ENTRY, 'the entry the badge signal names');
   const icons = files.filter((f) => /^usr\/share\/icons\/hicolor\/\d+x\d+(@2)?\/apps\/[^/]+\.png$/.test(f));
   assert.ok(icons.length >= 2, `icons in:\n${files.join('\n')}`);
 

@@ -1,7 +1,9 @@
-// The count of items that need the person, on the window title and the desktop's badge:
-// Tauri's `setBadgeCount` in the desktop window (where the platform has a badge), the Badging
-// API in an installed web app; nothing where neither exists.
+// The count of items that need the person, on the window title and the desktop's badge: the
+// desktop shell's `set_badge_count` command in the desktop window (the launcher-entry signal
+// docks listen for on Linux, the platform's badge elsewhere), the Badging API in an installed
+// web app; nothing where neither exists.
 
+import { invoke as tauriInvoke } from '@tauri-apps/api/core';
 import { getCurrentWindow } from '@tauri-apps/api/window';
 import { isDesktop } from './index';
 
@@ -9,9 +11,7 @@ import { isDesktop } from './index';
 export function setBadgeCount(count: number): void {
   try {
     if (isDesktop) {
-      void getCurrentWindow()
-        .setBadgeCount(count > 0 ? count : undefined)
-        .catch(() => undefined);
+      void tauriInvoke('set_badge_count', { count: Math.max(0, Math.floor(count)) }).catch(() => undefined);
       return;
     }
     const nav = navigator as Navigator & { setAppBadge?: (n?: number) => Promise<void>; clearAppBadge?: () => Promise<void> };
