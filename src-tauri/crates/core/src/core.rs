@@ -170,9 +170,16 @@ impl Core {
         };
         let attention = tokio::spawn(crate::attention::run(core.clone(), core.subscribe()));
         lock(&core.inner.tasks).push(attention);
+        // The main server keeps the name the user gave it (none: the UI names it).
+        let main_name = crate::servers::saved::name_of(core.db(), ServerId::MAIN)
+            .unwrap_or_else(|e| {
+                tracing::warn!("cannot read the main server's name: {e}");
+                None
+            })
+            .unwrap_or_default();
         let main = Arc::new(ServerHandle::new(
             ServerId::main(),
-            String::new(),
+            main_name,
             options.target,
             false,
             None,

@@ -255,9 +255,10 @@ pub fn add_unsaved(core: &Core, config: crosscheck_opencode::ServerConfig) -> Re
     crosscheck_opencode::Client::new(config.clone())?;
     let id = ServerId::from(crosscheck_opencode::ids::ascending("cli"));
     let store = config.password.as_ref().map(|_| PasswordStore::NotSaved);
+    let name = saved::name_of(core.db(), &url)?.unwrap_or_else(|| url.clone());
     core.insert_server(Arc::new(ServerHandle::new(
         id.clone(),
-        url,
+        name,
         OpencodeTarget::Attach(config),
         false,
         store,
@@ -276,6 +277,11 @@ pub async fn rename(core: &Core, req: RenameServer) -> Result<ServerView> {
     }
     if server.saved {
         saved::rename(core.db(), &server.id, &name)?;
+    } else if let Some(key) = saved::name_key(
+        &server.id,
+        server.url().and_then(|u| normalize(&u).ok()).as_deref(),
+    ) {
+        saved::remember_name(core.db(), &key, &name)?;
     }
     server.set_name(name);
     core.emit_server(&server);

@@ -1,5 +1,7 @@
-//! The servers the user added in the app, kept in SQLite and restored on the next start. A
-//! password is never kept here: it goes to a [`super::secret::SecretStore`].
+//! The servers the user added in the app, kept in SQLite and restored on the next start, and
+//! the names given to the servers that are not added in the app (the main server, one given
+//! with `--opencode`), which come back each start with the name the user chose. A password is
+//! never kept here: it goes to a [`super::secret::SecretStore`].
 
 use rusqlite::{Connection, params};
 
@@ -42,8 +44,45 @@ pub(crate) fn create_table(conn: &Connection) -> rusqlite::Result<()> {
             name TEXT NOT NULL,
             url TEXT NOT NULL UNIQUE,
             added_at INTEGER NOT NULL
+        );
+        CREATE TABLE IF NOT EXISTS app_server_names (
+            key TEXT PRIMARY KEY,
+            name TEXT NOT NULL
         );",
     )
+}
+
+/// The key under which the name of a server that is not saved is kept: `main` for the main
+/// server (whatever its address this time), else its normalized address.
+pub fn name_key(id: &ServerId, url: Option<&str>) -> Option<String> {
+    if id.is_main() {
+        return Some(ServerId::MAIN.to_owned());
+    }
+    url.map(str::to_owned)
+}
+
+/// The name the user gave a server that is not saved, if any.
+pub fn name_of(db: &Db, key: &str) -> Result<Option<String>> {
+    db.with(|c| {
+        let mut stmt = c.prepare_cached("SELECT name FROM app_server_names WHERE key = ?1")?;
+        let mut rows = stmt.query(params![key])?;
+        Ok(match rows.next()? {
+            Some(row) => Some(row.get(0)?),
+            None => None,
+        })
+    })
+}
+
+/// Keeps the name the user gave a server that is not saved.
+pub fn remember_name(db: &Db, key: &str, name: &str) -> Result<()> {
+    db.with(|c| {
+        c.execute(
+            "INSERT INTO app_server_names (key, name) VALUES (?1, ?2)
+             ON CONFLICT(key) DO UPDATE SET name = excluded.name",
+            params![key, name],
+        )?;
+        Ok(())
+    })
 }
 
 /// Every saved server, oldest first.

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::support::{FakeOpencode, Harness, Reply, SHORT, add_second_server, wait_change};
 use crosscheck_core::api_types::Connection;
+use crosscheck_core::model::ids::ServerId;
 use crosscheck_core::requests::{AddServer, ServerRef};
 use crosscheck_core::{Change, Request};
 
@@ -354,4 +355,45 @@ async fn worktree_requests_naming_the_second_server_go_to_it() {
     assert_eq!(asked(&second), 2, "both asked of the second server");
     assert_eq!(asked(&h.fake), 0, "neither of the main one");
     h.stop().await;
+}
+
+/// A server that is not saved in the app (the main one, one given with `--opencode`) keeps the
+/// name the user gave it across a restart: the main server by its place, the other by its
+/// address when it is given again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn renamed_servers_that_are_not_saved_keep_their_names_after_a_restart() {
+    use crosscheck_core::requests::RenameServer;
+    use crosscheck_core::requests::server::add_unsaved;
+    use crosscheck_opencode::ServerConfig;
+
+    let mut h = Harness::start().await;
+    let project = h.dir.path().join("given");
+    std::fs::create_dir_all(&project).unwrap();
+    let given = FakeOpencode::start(project.to_str().unwrap()).await;
+    let config = ServerConfig {
+        base_url: given.base_url.clone(),
+        password: None,
+    };
+    let id = add_unsaved(&h.core, config.clone()).unwrap();
+    for (server_id, name) in [(ServerId::main(), "Laptop"), (id, "Build box")] {
+        h.request(Request::RenameServer(RenameServer {
+            server_id,
+            name: format!("  {name} "),
+        }))
+        .await
+        .unwrap();
+    }
+
+    h.restart_core().await;
+    let again = add_unsaved(&h.core, config).unwrap();
+    let servers = h.snapshot().await.servers;
+    let name_of = |id: &ServerId| servers.iter().find(|s| &s.id == id).map(|s| s.name.clone());
+    assert_eq!(name_of(&ServerId::main()).as_deref(), Some("Laptop"));
+    assert_eq!(name_of(&again).as_deref(), Some("Build box"));
+    assert!(
+        servers.iter().all(|s| !s.saved),
+        "neither is saved in the app's list"
+    );
+    h.stop().await;
+    drop(given);
 }
