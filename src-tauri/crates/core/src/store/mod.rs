@@ -43,8 +43,8 @@ pub struct Store {
     sessions_loads: HashMap<u64, usize>,
     /// The last token handed out for a fetch.
     last_token: u64,
-    /// Cold reviews' scratch sessions seen on the event stream: never shown, their status
-    /// and deletion events dropped too.
+    /// Cold reviews' scratch sessions seen on the event stream or held for a turn: never
+    /// listed, their status events dropped; a deletion is told only to a turn waiting on one.
     scratch: HashSet<String>,
     /// Pending questions (OpenCode's `question` tool): by session, then by request id.
     questions: BTreeMap<String, BTreeMap<String, QuestionRequest>>,
@@ -75,6 +75,30 @@ impl Store {
     /// A session by id.
     pub fn session(&self, id: &str) -> Option<&Session> {
         self.sessions.get(id)
+    }
+
+    /// Whether the store holds a session: listed, or a cold review's scratch session (never
+    /// listed) that has not been deleted.
+    pub fn holds(&self, id: &str) -> bool {
+        self.sessions.contains_key(id) || self.scratch.contains(id)
+    }
+
+    /// Holds a cold review's scratch session on `server` for a turn that runs in it (before
+    /// its creation reaches the event stream): its transcript can then be followed and its
+    /// deletion ends the wait. It is never listed.
+    pub fn hold_scratch(&mut self, id: &str, server: &ServerId) {
+        self.set_server(id, server);
+        self.scratch.insert(id.to_owned());
+    }
+
+    /// A scratch session was deleted: forgets what a turn kept of it. A turn waiting on it
+    /// (its transcript followed) is told by a removal, which no view lists anyway.
+    fn forget_scratch(&mut self, id: &str) -> Option<Change> {
+        self.server_of.remove(id);
+        self.errors.remove(id);
+        self.transcripts.remove(id).map(|_| Change::SessionRemoved {
+            session_id: id.to_owned(),
+        })
     }
 
     /// Non-idle statuses.
@@ -312,7 +336,9 @@ impl Store {
                 self.scratch.insert(s.id.clone());
                 return None;
             }
-            Event::SessionDeleted(s) if self.scratch.remove(&s.id) => return None,
+            Event::SessionDeleted(s) if self.scratch.remove(&s.id) => {
+                return self.forget_scratch(&s.id);
+            }
             Event::SessionStatus { session_id, .. } | Event::SessionIdle { session_id }
                 if self.scratch.contains(session_id) =>
             {
