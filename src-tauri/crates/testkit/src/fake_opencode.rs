@@ -249,6 +249,8 @@ pub struct FakeState {
     fail_next: Vec<(String, String)>,
     stall_next: Vec<(String, String)>,
     cut_next: Vec<(String, String)>,
+    /// Every request's answer breaks off (a server that died).
+    down: bool,
     streams_blocked: bool,
     running: HashMap<String, oneshot::Sender<Action>>,
     turn_locks: HashMap<String, Arc<tokio::sync::Mutex<()>>>,
@@ -629,6 +631,18 @@ impl FakeOpencode {
             .lock()
             .cut_next
             .push((method.to_owned(), session_id.to_owned()));
+    }
+
+    /// Plays a server that died: open event streams end and every request's answer breaks off
+    /// (a transport error), until [`Self::come_back`].
+    pub fn go_down(&self) {
+        self.shared.lock().down = true;
+        self.drop_event_streams();
+    }
+
+    /// Answers again after [`Self::go_down`].
+    pub fn come_back(&self) {
+        self.shared.lock().down = false;
     }
 
     /// Every request so far.

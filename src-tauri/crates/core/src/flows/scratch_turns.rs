@@ -3,8 +3,9 @@
 //! it afterwards; each question in it is sent by [`turn::send_ruled`] (the message id chosen
 //! first, looked for after a transport error before it is sent again) and awaited by
 //! [`turn::await_turn`] (completed, failed with the server's words, aborted, the session
-//! deleted, the server restarted, the time limit). The scratch session is held by the store
-//! for the turn, never listed.
+//! deleted, the server restarted, the time limit; and, as the blocking call did, a server that
+//! can no longer be reached). The scratch session is held by the store for the turn, never
+//! listed.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -16,11 +17,11 @@ use crosscheck_review::opencode_route::{
 use crosscheck_review::provider::CallFailure;
 use tokio::time::Instant;
 
-use crate::api_types::ModelChoice;
+use crate::api_types::{Change, Connection, ModelChoice};
 use crate::core::Core;
 use crate::error::Error;
 use crate::model::ids::ServerId;
-use crate::turn::{self, Delivery, Follow, Prompt, TurnEnd, TurnRules, TurnWait};
+use crate::turn::{self, Delivery, Follow, Prompt, TurnEnd, TurnRules, TurnWait, Waiter, Woke};
 
 /// The turn room for the scratch sessions of one server.
 pub(crate) struct RoomTurns {
@@ -91,7 +92,11 @@ impl RoomTurns {
             deadline: Some(deadline),
             cancel: None,
         };
-        let end = turn::await_turn(core, wait, |_| {}).await.map_err(failed)?;
+        // The server gone mid-review ends it at once, as the blocking call did.
+        let end = tokio::select! {
+            end = turn::await_turn(core, wait, |_| {}) => end.map_err(failed)?,
+            lost = self.lost(session_id) => return Err(failed(Error::Opencode(lost))),
+        };
         match end {
             TurnEnd::Completed { text, .. } if text.trim().is_empty() => Err(no_text(ask.model)),
             TurnEnd::Completed { text, .. } => Ok(text.trim().to_owned()),
@@ -110,6 +115,35 @@ impl RoomTurns {
                 message: "OpenCode restarted during the review".to_owned(),
             }),
             TurnEnd::TimedOut => Err(CallFailure::Timeout(ask.timeout)),
+        }
+    }
+
+    /// Answers once the server cannot be reached: after its connection left `Ready`, the
+    /// scratch session is read, and only a transport error counts (a blip of the event stream
+    /// on a server that still answers does not).
+    async fn lost(&self, session_id: &str) -> crosscheck_opencode::Error {
+        let probe = self.core.server_client(self.server.as_str()).ok();
+        let mut waiter = Waiter::new(&self.core, None, None);
+        loop {
+            let woke = waiter
+                .next(|change| matches!(change, Change::Server { .. } | Change::Connection { .. }))
+                .await;
+            if !matches!(woke, Ok(Woke::Check(_))) {
+                return std::future::pending().await;
+            }
+            let ready = self
+                .core
+                .server(self.server.as_str())
+                .is_some_and(|s| matches!(s.connection(), Connection::Ready { .. }));
+            if ready {
+                continue;
+            }
+            if let Some(client) = &probe
+                && let Err(e) = client.get_session(session_id).await
+                && e.is_transport()
+            {
+                return e;
+            }
         }
     }
 

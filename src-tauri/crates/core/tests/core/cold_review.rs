@@ -870,3 +870,40 @@ async fn a_scratch_session_deleted_mid_review_ends_it_with_a_clear_failure() {
     );
     h.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_dying_mid_review_ends_it_at_once_as_unreachable() {
+    // The time limit is an hour: only the server going away can end this review.
+    let h = harness_with(opencode_config(3_600_000), None, None).await;
+    let (sid, _) = session_with_reply(&h, PLAN).await;
+    h.fake.script_any(Reply::hang(plan_clean()));
+    let mut watched = h.core.subscribe();
+    let (first, changes) = start_review(
+        &h,
+        Request::ColdReview(crosscheck_core::requests::ColdReview {
+            session_id: sid.clone(),
+            message_id: None,
+            path: None,
+        }),
+    )
+    .await;
+    wait_change(&mut watched, SHORT, "the reviewer's turn under way", |c| {
+        matches!(c, Change::MessageUpserted { info } if info.session_id != sid && info.role == "assistant")
+    })
+    .await;
+    h.fake.go_down();
+    let run = review_end(first, changes).await;
+    assert_eq!(run.last.status, ReviewRunStatus::Failed);
+    let error = run.last.error.expect("error");
+    assert!(
+        error.message.contains(&format!(
+            "OpenCode at {} could not be reached",
+            h.fake.base_url
+        )),
+        "{}",
+        error.message
+    );
+    assert_eq!(run.last.entry.expect("row").outcome, "transport");
+    h.fake.come_back();
+    h.stop().await;
+}

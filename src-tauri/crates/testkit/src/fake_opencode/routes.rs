@@ -89,6 +89,9 @@ pub(super) async fn handle(
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned)
     });
+    if shared.lock().down {
+        return cut_answer();
+    }
     let delay = shared.lock().route_delays.get(&route).copied();
     if let Some(delay) = delay {
         tokio::time::sleep(delay).await;
