@@ -6,7 +6,10 @@
 //! (so no project instructions such as `AGENTS.md` reach the reviewer), with a marker in
 //! Crosscheck's metadata namespace that every client of Crosscheck filters out of its sidebar.
 //! The review text is its first message (the repair round, if any, its second); the reply is
-//! read back and the session deleted, whatever happened.
+//! read back and the session deleted, whatever happened. In the app each message goes through
+//! the core's turn room (a [`ScratchTurns`] on the target: one delivery policy, one answer to
+//! "ended, how"); without one (the `crosscheck gate` runs) [`Scratch::ask`] makes one blocking
+//! call.
 
 use std::future::Future;
 use std::pin::Pin;

@@ -952,6 +952,33 @@ mod tests {
         assert_eq!(ids, vec!["ses_real".to_owned()]);
     }
 
+    #[test]
+    fn a_scratch_session_held_for_a_turn_is_never_listed_and_its_deletion_ends_the_wait() {
+        let mut store = Store::default();
+        let mut scratch = session_at("ses_scratch", "Crosscheck cold review", 10);
+        scratch.metadata = serde_json::json!({"crosscheck": {"coldReview": {"expiresAt": 99}}})
+            .as_object()
+            .cloned();
+        let other = ServerId::from("srv_2");
+        store.hold_scratch("ses_scratch", &other);
+        assert!(store.holds("ses_scratch"));
+        assert_eq!(store.server_of("ses_scratch"), other);
+        // Read back from the server (a turn asking whether it still exists): held, not listed.
+        assert!(store.upsert_fetched_session(scratch.clone()).is_none());
+        assert!(store.session("ses_scratch").is_none());
+        assert!(store.session_views().is_empty());
+        // A turn follows its transcript; its deletion is told (to the waiter) and forgotten.
+        store.follow("ses_scratch", "flow:x");
+        assert!(matches!(
+            store.apply(Event::SessionDeleted(scratch.into())),
+            Some(Change::SessionRemoved { session_id }) if session_id == "ses_scratch"
+        ));
+        assert!(!store.holds("ses_scratch"));
+        assert!(store.transcript("ses_scratch").is_none());
+        assert_eq!(store.server_of("ses_scratch"), ServerId::main());
+        assert!(store.session_views().is_empty());
+    }
+
     fn session_at(id: &str, title: &str, updated: i64) -> Session {
         Session {
             id: id.into(),
