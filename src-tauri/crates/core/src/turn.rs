@@ -64,8 +64,20 @@ impl Prompt {
             model: self.choice.model.clone(),
             agent: self.choice.agent.clone(),
             variant: self.choice.variant.clone(),
+            ..PromptRequest::default()
         }
     }
+}
+
+/// What a turn may use beyond its session's own settings: text after the server's system
+/// prompt, and tools switched on or off (a cold review's scratch prompt: a system prompt, no
+/// tools).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TurnRules {
+    /// Text the server adds after its own system prompt.
+    pub system: Option<String>,
+    /// Tools on or off by name (`"*"`: every tool).
+    pub tools: Option<std::collections::BTreeMap<String, bool>>,
 }
 
 /// A prompt's parts: the visible text, then the hidden (synthetic) one.
@@ -87,13 +99,25 @@ pub(crate) fn is_gone(error: &Error) -> bool {
 /// Sends `prompt` by the one delivery policy (see the module's doc). A target that is gone
 /// answers an error for which [`is_gone`] holds.
 pub(crate) async fn send(core: &Core, prompt: &Prompt, delivery: Delivery) -> Result<()> {
+    send_ruled(core, prompt, &TurnRules::default(), delivery).await
+}
+
+/// [`send`] for a turn with its own [`TurnRules`]: the same delivery policy.
+pub(crate) async fn send_ruled(
+    core: &Core,
+    prompt: &Prompt,
+    rules: &TurnRules,
+    delivery: Delivery,
+) -> Result<()> {
     let client = core.client_for(&prompt.session_id)?;
     if delivery == Delivery::MaybeSent
         && delivered(core, &prompt.session_id, &prompt.message_id).await?
     {
         return Ok(());
     }
-    let request = prompt.request();
+    let mut request = prompt.request();
+    request.system = rules.system.clone();
+    request.tools = rules.tools.clone();
     match client.prompt_async(&prompt.session_id, &request).await {
         Ok(()) => Ok(()),
         Err(e) if e.is_transport() => {
@@ -169,7 +193,9 @@ pub(crate) enum Seen {
     Running,
     /// Ended (completed, failed or aborted).
     Ended(TurnEnd),
-    /// The session is not in the store's list (deleted, or missing from a reloaded list).
+    /// The store does not hold the session (deleted, or missing from a reloaded list); a
+    /// cold review's scratch session is held while a turn room waits on it, though never
+    /// listed.
     Unlisted,
 }
 
@@ -182,7 +208,7 @@ pub(crate) fn turn_end(
     prompt_id: &str,
     errors_before: u64,
 ) -> Seen {
-    if store.session(session_id).is_none() {
+    if !store.holds(session_id) {
         return Seen::Unlisted;
     }
     match transcript_end(store, session_id, prompt_id, errors_before) {

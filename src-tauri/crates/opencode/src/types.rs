@@ -847,6 +847,12 @@ pub struct PromptRequest {
     /// The model variant to use; the model's default when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub variant: Option<String>,
+    /// Text the server adds after its own system prompt, for this turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
+    /// Tools switched on or off for this turn, by name (`"*"`: every tool).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<std::collections::BTreeMap<String, bool>>,
 }
 
 /// Body of `POST /session/:id/command`.

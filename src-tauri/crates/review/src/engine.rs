@@ -8,7 +8,7 @@ use crate::config::{Config, Env, ResolvedProvider};
 use crate::error::Result;
 use crate::ledger::{ClaimInfo, ClaimRules, Claimed, Ledger, Owner, Record, now_ms};
 use crate::log::{DoneFields, Logger};
-use crate::opencode_route::{OpencodeTarget, REMOTE_SCRATCH_FOLDER, Scratch};
+use crate::opencode_route::{Connected, OpencodeTarget, REMOTE_SCRATCH_FOLDER, Scratch};
 use crate::prompt::{REPAIR_INSTRUCTION, UserMessage, system_prompt, user_message};
 use crate::provider::{CallFailure, CallSpec, Role, build_client, call};
 use crate::rank::{ChoiceMode, ReviewerChoice, choose_reviewer};
@@ -295,11 +295,11 @@ impl Engine {
     }
 
     /// [`Engine::run`] with the OpenCode server the caller is connected to (the app's), which
-    /// then wins over the config's.
+    /// then wins over the config's, and the turn room its scratch prompts go through.
     pub async fn run_via(
         &self,
         ticket: Ticket,
-        opencode: Option<crosscheck_opencode::Client>,
+        opencode: Option<Connected>,
     ) -> Result<ReviewDecision> {
         let Ticket {
             request,
@@ -568,7 +568,7 @@ impl Engine {
         &self,
         author: Option<&str>,
         config: &Config,
-        opencode: Option<crosscheck_opencode::Client>,
+        opencode: Option<Connected>,
     ) -> Plan {
         let (choice, provider, fallback) = self.pick_reviewer(author, config);
         let usable = matches!(&provider, Ok(p) if p.usable());
@@ -579,7 +579,7 @@ impl Engine {
             Some(client) => Some(client),
             None => match config.opencode_server(&self.env) {
                 Some(server) => match crosscheck_opencode::Client::new(server) {
-                    Ok(client) => Some(client),
+                    Ok(client) => Some(Connected::from(client)),
                     Err(e) => {
                         return Plan {
                             choice,
@@ -595,7 +595,9 @@ impl Engine {
                 },
                 // The app's own managed server, while it runs (see `crate::app_server`).
                 None => match self.ledger.path().parent() {
-                    Some(data_dir) => crate::app_server::client(data_dir).await,
+                    Some(data_dir) => crate::app_server::client(data_dir)
+                        .await
+                        .map(Connected::from),
                     None => None,
                 },
             },
@@ -620,7 +622,8 @@ impl Engine {
     /// The server and the folder of its scratch sessions, so that no project's instructions
     /// reach the reviewer: when it runs on this machine, an empty private folder next to the
     /// ledger; else (or when that folder cannot be made) [`REMOTE_SCRATCH_FOLDER`].
-    fn opencode_target(&self, client: crosscheck_opencode::Client) -> OpencodeTarget {
+    fn opencode_target(&self, connected: Connected) -> OpencodeTarget {
+        let Connected { client, turns } = connected;
         let directory = is_on_this_machine(client.base_url())
             .then(|| self.ledger.path().parent().map(|p| p.join("cold-review-scratch")))
             .flatten()
@@ -635,7 +638,11 @@ impl Engine {
                 }
             })
             .unwrap_or_else(|| REMOTE_SCRATCH_FOLDER.to_owned());
-        OpencodeTarget { client, directory }
+        OpencodeTarget {
+            client,
+            directory,
+            turns,
+        }
     }
 
     async fn call_reviewer(
@@ -932,7 +939,7 @@ mod tests {
             password: None,
         })
         .unwrap();
-        engine.opencode_target(client).directory
+        engine.opencode_target(client.into()).directory
     }
 
     #[test]

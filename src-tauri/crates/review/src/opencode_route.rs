@@ -6,8 +6,14 @@
 //! (so no project instructions such as `AGENTS.md` reach the reviewer), with a marker in
 //! Crosscheck's metadata namespace that every client of Crosscheck filters out of its sidebar.
 //! The review text is its first message (the repair round, if any, its second); the reply is
-//! read back and the session deleted, whatever happened.
+//! read back and the session deleted, whatever happened. In the app each message goes through
+//! the core's turn room (a [`ScratchTurns`] on the target: one delivery policy, one answer to
+//! "ended, how"); without one (the `crosscheck gate` runs) [`Scratch::ask`] makes one blocking
+//! call.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crosscheck_opencode::{Client, Error as OpencodeError, ModelRef, ProviderCatalog};
@@ -106,6 +112,51 @@ pub fn model_label(model: &ModelRef) -> String {
 /// the reviewer; a folder the server lacks leaves the turn stalled (OpenCode 1.18.33).
 pub const REMOTE_SCRATCH_FOLDER: &str = "/";
 
+/// One question to a scratch session: what a [`ScratchTurns`] sends and awaits.
+#[derive(Debug, Clone, Copy)]
+pub struct ScratchAsk<'a> {
+    /// The scratch session.
+    pub session_id: &'a str,
+    /// Text after OpenCode's own system prompt.
+    pub system: &'a str,
+    /// The message.
+    pub text: &'a str,
+    /// The reviewer.
+    pub model: &'a ModelRef,
+    /// The time limit for the reply (the turn is stopped when it passes).
+    pub timeout: Duration,
+}
+
+/// The answer of a [`ScratchTurns`]: a boxed future, so the trait can be shared as a trait object.
+pub type ScratchReply<'a> = Pin<Box<dyn Future<Output = Result<String, CallFailure>> + Send + 'a>>;
+
+/// Runs a scratch session's turns elsewhere: the app's turn room (its one delivery policy and
+/// its one answer to "ended, how"). Without one, [`Scratch::ask`] makes the blocking call
+/// itself (the `crosscheck gate` runs).
+pub trait ScratchTurns: Send + Sync + std::fmt::Debug {
+    /// Sends `ask.text` to `ask.session_id` with no tools and awaits the reply's text; a
+    /// failure says in one sentence what went wrong.
+    fn ask<'a>(&'a self, ask: ScratchAsk<'a>) -> ScratchReply<'a>;
+}
+
+/// The OpenCode server the app is connected to, for a review run from the app.
+#[derive(Debug, Clone)]
+pub struct Connected {
+    /// The server.
+    pub client: Client,
+    /// Where its scratch sessions' turns run; `None`: [`Scratch::ask`]'s own blocking call.
+    pub turns: Option<Arc<dyn ScratchTurns>>,
+}
+
+impl From<Client> for Connected {
+    fn from(client: Client) -> Self {
+        Self {
+            client,
+            turns: None,
+        }
+    }
+}
+
 /// The OpenCode server and where its scratch sessions live.
 #[derive(Debug, Clone)]
 pub struct OpencodeTarget {
@@ -114,18 +165,41 @@ pub struct OpencodeTarget {
     /// The scratch sessions' folder: an empty private one when the server runs on this
     /// machine, else [`REMOTE_SCRATCH_FOLDER`]; never the server's own folder.
     pub directory: String,
+    /// Where the scratch sessions' turns run (see [`Connected::turns`]).
+    pub turns: Option<Arc<dyn ScratchTurns>>,
 }
 
 /// A scratch session while its review runs. [`Scratch::close`] deletes it.
 #[derive(Debug)]
 pub struct Scratch {
     client: Client,
+    turns: Option<Arc<dyn ScratchTurns>>,
     id: String,
     busy: bool,
 }
 
+/// The words of a failed reviewer turn, as one sentence naming the model.
+pub fn model_failed(model: &ModelRef, words: &str) -> CallFailure {
+    CallFailure::Said {
+        code: "http_error",
+        message: format!(
+            "OpenCode's model {} failed: {}",
+            model_label(model),
+            words.lines().next().unwrap_or(words).trim()
+        ),
+    }
+}
+
+/// A reviewer turn that ended with no text.
+pub fn no_text(model: &ModelRef) -> CallFailure {
+    CallFailure::BadReply(format!(
+        "OpenCode's model {} answered with no text",
+        model_label(model)
+    ))
+}
+
 /// Describes an OpenCode error in one sentence for a person.
-fn opencode_failure(error: OpencodeError, url: &str) -> CallFailure {
+pub fn opencode_failure(error: OpencodeError, url: &str) -> CallFailure {
     match error {
         OpencodeError::Transport { message, .. } => CallFailure::Said {
             code: "transport",
@@ -190,6 +264,7 @@ impl Scratch {
             .map_err(|e| opencode_failure(e, target.client.base_url()))?;
         Ok(Self {
             client: target.client.clone(),
+            turns: target.turns.clone(),
             id: session.id,
             busy: false,
         })
@@ -201,7 +276,8 @@ impl Scratch {
     }
 
     /// Sends one message (`system` goes after OpenCode's own system prompt) and returns the
-    /// reply's text. A turn still running at `timeout` is left for [`Scratch::close`] to abort.
+    /// reply's text: through the target's [`ScratchTurns`] when it has one, else by the
+    /// blocking call. A turn still running at `timeout` is left for [`Scratch::close`] to abort.
     pub async fn ask(
         &mut self,
         system: &str,
@@ -209,6 +285,19 @@ impl Scratch {
         model: &ModelRef,
         timeout: Duration,
     ) -> Result<String, CallFailure> {
+        if let Some(turns) = self.turns.clone() {
+            self.busy = true;
+            let ask = ScratchAsk {
+                session_id: &self.id,
+                system,
+                text,
+                model,
+                timeout,
+            };
+            let reply = turns.ask(ask).await?;
+            self.busy = false;
+            return Ok(reply);
+        }
         let body = json!({
             "parts": [{"type": "text", "text": text}],
             "system": system,
@@ -233,14 +322,7 @@ impl Scratch {
                 .and_then(Value::as_str)
                 .or_else(|| error.get("name").and_then(Value::as_str))
                 .unwrap_or("an error without a message");
-            return Err(CallFailure::Said {
-                code: "http_error",
-                message: format!(
-                    "OpenCode's model {} failed: {}",
-                    model_label(model),
-                    message.lines().next().unwrap_or(message).trim()
-                ),
-            });
+            return Err(model_failed(model, message));
         }
         let text: Vec<&str> = reply
             .parts
@@ -251,10 +333,7 @@ impl Scratch {
             .filter(|t| !t.is_empty())
             .collect();
         if text.is_empty() {
-            return Err(CallFailure::BadReply(format!(
-                "OpenCode's model {} answered with no text",
-                model_label(model)
-            )));
+            return Err(no_text(model));
         }
         Ok(text.join("\n\n"))
     }

@@ -187,7 +187,7 @@ impl Engine {
     /// "Test reviewer" button. `opencode` is the server the app is connected to.
     pub async fn test_reviewer(
         &self,
-        opencode: Option<crosscheck_opencode::Client>,
+        opencode: Option<crate::opencode_route::Connected>,
     ) -> Result<ReviewerTest> {
         let config = self.config(None)?;
         let request = ReviewRequest::plan("", TEST_PLAN, ReviewSource::Parameter);

@@ -6,6 +6,7 @@
 //!
 //! Tests script it: the reply of the next turn of a session (text, a delay in tokio time, an
 //! assistant error, an abort, or a hang), one-shot 500s for the next PATCH/DELETE of a session,
+//! a prompt taken whose answer is lost on the way,
 //! dropping and refusing the event stream, and ending a turn silently (as if it ended while the
 //! client was away). Every request is recorded with its body and the instant it arrived.
 
@@ -247,6 +248,9 @@ pub struct FakeState {
     default_replies: usize,
     fail_next: Vec<(String, String)>,
     stall_next: Vec<(String, String)>,
+    cut_next: Vec<(String, String)>,
+    /// Every request's answer breaks off (a server that died).
+    down: bool,
     streams_blocked: bool,
     running: HashMap<String, oneshot::Sender<Action>>,
     turn_locks: HashMap<String, Arc<tokio::sync::Mutex<()>>>,
@@ -617,6 +621,28 @@ impl FakeOpencode {
             .lock()
             .stall_next
             .push((method.to_owned(), session_id.to_owned()));
+    }
+
+    /// Makes the next `method` (PROMPT for `prompt_async`) of `session_id` (`"*"`: of any
+    /// session) take effect and then lose its answer: the client reads a body cut short (a
+    /// transport error) although the server took the prompt.
+    pub fn cut_next(&self, method: &str, session_id: &str) {
+        self.shared
+            .lock()
+            .cut_next
+            .push((method.to_owned(), session_id.to_owned()));
+    }
+
+    /// Plays a server that died: open event streams end and every request's answer breaks off
+    /// (a transport error), until [`Self::come_back`].
+    pub fn go_down(&self) {
+        self.shared.lock().down = true;
+        self.drop_event_streams();
+    }
+
+    /// Answers again after [`Self::go_down`].
+    pub fn come_back(&self) {
+        self.shared.lock().down = false;
     }
 
     /// Every request so far.

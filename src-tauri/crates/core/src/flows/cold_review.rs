@@ -157,7 +157,12 @@ pub async fn start(
     }
     let task_core = core.clone();
     let first = progress.clone();
-    let opencode = core.client_for(session_id).ok();
+    // The reviewed session's server, whose scratch prompts go through the turn room.
+    let server = core.server_of(session_id);
+    let opencode = core
+        .client_for(session_id)
+        .ok()
+        .map(|client| super::scratch_turns::connected(core, server, client));
     core.push_task(tokio::spawn(async move {
         let outcome = engine.run_via(ticket, opencode).await.map_err(Error::from);
         finish(&task_core, &engine, first, outcome);

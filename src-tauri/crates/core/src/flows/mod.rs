@@ -10,6 +10,7 @@ pub mod patch;
 pub mod reply;
 pub mod review_link;
 pub mod review_loop;
+pub(crate) mod scratch_turns;
 pub mod send_findings;
 pub mod transfer;
 

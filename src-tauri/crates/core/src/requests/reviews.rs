@@ -116,7 +116,13 @@ pub async fn set_reviewer_settings(
 pub async fn test_reviewer(core: &Core) -> Result<ReviewerTest> {
     let engine = core.review_engine()?;
     engine
-        .test_reviewer(core.client().ok())
+        .test_reviewer(core.client().ok().map(|client| {
+            crate::flows::scratch_turns::connected(
+                core,
+                crate::model::ids::ServerId::main(),
+                client,
+            )
+        }))
         .await
         .map_err(Into::into)
 }

@@ -265,6 +265,12 @@ impl Store {
     /// Keeps a session fetched from the server unless the store has a newer one (from events):
     /// a fetch answered before an update arrived must not undo it.
     pub fn upsert_fetched_session(&mut self, session: Session) -> Option<Change> {
+        if is_scratch(&session) {
+            // A cold review's scratch session (read back while a turn waits on it): held,
+            // never listed.
+            self.scratch.insert(session.id.clone());
+            return None;
+        }
         if let Some(known) = self.sessions.get(&session.id)
             && known.time.updated > session.time.updated
         {

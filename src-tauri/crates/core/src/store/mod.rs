@@ -43,8 +43,8 @@ pub struct Store {
     sessions_loads: HashMap<u64, usize>,
     /// The last token handed out for a fetch.
     last_token: u64,
-    /// Cold reviews' scratch sessions seen on the event stream: never shown, their status
-    /// and deletion events dropped too.
+    /// Cold reviews' scratch sessions seen on the event stream or held for a turn: never
+    /// listed, their status events dropped; a deletion is told only to a turn waiting on one.
     scratch: HashSet<String>,
     /// Pending questions (OpenCode's `question` tool): by session, then by request id.
     questions: BTreeMap<String, BTreeMap<String, QuestionRequest>>,
@@ -75,6 +75,30 @@ impl Store {
     /// A session by id.
     pub fn session(&self, id: &str) -> Option<&Session> {
         self.sessions.get(id)
+    }
+
+    /// Whether the store holds a session: listed, or a cold review's scratch session (never
+    /// listed) that has not been deleted.
+    pub fn holds(&self, id: &str) -> bool {
+        self.sessions.contains_key(id) || self.scratch.contains(id)
+    }
+
+    /// Holds a cold review's scratch session on `server` for a turn that runs in it (before
+    /// its creation reaches the event stream): its transcript can then be followed and its
+    /// deletion ends the wait. It is never listed.
+    pub fn hold_scratch(&mut self, id: &str, server: &ServerId) {
+        self.set_server(id, server);
+        self.scratch.insert(id.to_owned());
+    }
+
+    /// A scratch session was deleted: forgets what a turn kept of it. A turn waiting on it
+    /// (its transcript followed) is told by a removal, which no view lists anyway.
+    fn forget_scratch(&mut self, id: &str) -> Option<Change> {
+        self.server_of.remove(id);
+        self.errors.remove(id);
+        self.transcripts.remove(id).map(|_| Change::SessionRemoved {
+            session_id: id.to_owned(),
+        })
     }
 
     /// Non-idle statuses.
@@ -312,7 +336,9 @@ impl Store {
                 self.scratch.insert(s.id.clone());
                 return None;
             }
-            Event::SessionDeleted(s) if self.scratch.remove(&s.id) => return None,
+            Event::SessionDeleted(s) if self.scratch.remove(&s.id) => {
+                return self.forget_scratch(&s.id);
+            }
             Event::SessionStatus { session_id, .. } | Event::SessionIdle { session_id }
                 if self.scratch.contains(session_id) =>
             {
@@ -924,6 +950,33 @@ mod tests {
             .map(|v| v.session.id)
             .collect();
         assert_eq!(ids, vec!["ses_real".to_owned()]);
+    }
+
+    #[test]
+    fn a_scratch_session_held_for_a_turn_is_never_listed_and_its_deletion_ends_the_wait() {
+        let mut store = Store::default();
+        let mut scratch = session_at("ses_scratch", "Crosscheck cold review", 10);
+        scratch.metadata = serde_json::json!({"crosscheck": {"coldReview": {"expiresAt": 99}}})
+            .as_object()
+            .cloned();
+        let other = ServerId::from("srv_2");
+        store.hold_scratch("ses_scratch", &other);
+        assert!(store.holds("ses_scratch"));
+        assert_eq!(store.server_of("ses_scratch"), other);
+        // Read back from the server (a turn asking whether it still exists): held, not listed.
+        assert!(store.upsert_fetched_session(scratch.clone()).is_none());
+        assert!(store.session("ses_scratch").is_none());
+        assert!(store.session_views().is_empty());
+        // A turn follows its transcript; its deletion is told (to the waiter) and forgotten.
+        store.follow("ses_scratch", "flow:x");
+        assert!(matches!(
+            store.apply(Event::SessionDeleted(scratch.into())),
+            Some(Change::SessionRemoved { session_id }) if session_id == "ses_scratch"
+        ));
+        assert!(!store.holds("ses_scratch"));
+        assert!(store.transcript("ses_scratch").is_none());
+        assert_eq!(store.server_of("ses_scratch"), ServerId::main());
+        assert!(store.session_views().is_empty());
     }
 
     fn session_at(id: &str, title: &str, updated: i64) -> Session {

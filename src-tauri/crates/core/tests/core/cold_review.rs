@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::support::{Harness, Reply, SHORT, next_change};
+use crate::support::{Harness, Reply, SHORT, next_change, wait_change};
 use crosscheck_core::api_types::{CommandEntry, Notice, NoticeLevel, Sent};
 use crosscheck_core::flows::cold_review::{ReviewDetail, ReviewProgress, ReviewRunStatus};
 use crosscheck_core::settings::TabMode;
@@ -42,12 +42,20 @@ fn env(base_url: Option<&str>, key: Option<&str>) -> Env {
 /// A harness whose review engine talks to `base_url` with `key` (config passed explicitly,
 /// nothing read from the process environment).
 async fn harness(base_url: Option<&str>, key: Option<&str>) -> Harness {
+    harness_with(review_config(), base_url, key).await
+}
+
+/// [`harness`] with its own review config.
+async fn harness_with(
+    config: serde_json::Value,
+    base_url: Option<&str>,
+    key: Option<&str>,
+) -> Harness {
     let env = env(base_url, key);
     Harness::start_with_review(move |dir| {
         let config_dir = dir.join("config");
         std::fs::create_dir_all(&config_dir).expect("config dir");
-        std::fs::write(config_dir.join("review.json"), review_config().to_string())
-            .expect("review.json");
+        std::fs::write(config_dir.join("review.json"), config.to_string()).expect("review.json");
         ReviewSetup {
             config_dir,
             env,
@@ -105,7 +113,19 @@ struct Run {
 
 /// Sends `request` (a `ColdReview` or a `/cold-review` command) and waits for its review to end.
 async fn review(h: &Harness, request: Request) -> Run {
-    let mut changes = h.core.subscribe();
+    let (first, changes) = start_review(h, request).await;
+    review_end(first, changes).await
+}
+
+/// Sends `request` and answers the review's first progress, with the changes from before it.
+async fn start_review(
+    h: &Harness,
+    request: Request,
+) -> (
+    ReviewProgress,
+    tokio::sync::broadcast::Receiver<crosscheck_core::api_types::Stamped>,
+) {
+    let changes = h.core.subscribe();
     let value = h.request(request).await.expect("the review starts");
     // `/cold-review` answers what it started; `ColdReview` answers the progress itself.
     let value = match value.get("kind") {
@@ -114,6 +134,14 @@ async fn review(h: &Harness, request: Request) -> Run {
     };
     let first: ReviewProgress = serde_json::from_value(value).expect("review progress");
     assert_eq!(first.status, ReviewRunStatus::Running);
+    (first, changes)
+}
+
+/// Waits for the review `first` started to end.
+async fn review_end(
+    first: ReviewProgress,
+    mut changes: tokio::sync::broadcast::Receiver<crosscheck_core::api_types::Stamped>,
+) -> Run {
     let deadline = tokio::time::Instant::now() + SHORT;
     let mut notices = Vec::new();
     let mut seen = Vec::new();
@@ -691,5 +719,191 @@ async fn a_gate_run_in_another_process_is_pushed_without_polling() {
         "{:?}",
         row.failed_checks
     );
+    h.stop().await;
+}
+
+/// The review config of the OpenCode route on the fake server: its one model reviews.
+fn opencode_config(timeout_ms: u64) -> serde_json::Value {
+    json!({"floorModel": "fake/fake-model", "reviewTimeoutMs": timeout_ms, "reviewTimeoutMsPer1000Chars": 0})
+}
+
+/// The sessions the fake got prompts for, other than `sid`: the review's scratch sessions.
+fn scratch_prompts(h: &Harness, sid: &str) -> Vec<(String, serde_json::Value)> {
+    h.fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.route == "POST /session/:id/prompt_async")
+        .filter_map(|r| r.session_id.map(|s| (s, r.body)))
+        .filter(|(s, _)| s != sid)
+        .collect()
+}
+
+/// Whether a change shows a scratch session to a view (a listing, a row, a status).
+fn shows_scratch(change: &Change, scratch: &str) -> bool {
+    match change {
+        Change::SessionsReset {
+            sessions, statuses, ..
+        } => sessions.iter().any(|s| s.session.id == scratch) || statuses.contains_key(scratch),
+        Change::SessionUpserted { session } => session.session.id == scratch,
+        Change::Status { session_id, .. } => session_id == scratch,
+        _ => false,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_apps_opencode_review_goes_through_the_turn_room_and_a_lost_answer_is_not_resent() {
+    // No key: the connected OpenCode reviews, in a scratch session, through the turn room. The
+    // scratch prompt's answer is lost on the way although the server took it: the prompt is
+    // looked for, found, and not sent again.
+    let h = harness_with(opencode_config(60_000), None, None).await;
+    let (sid, _) = session_with_reply(&h, PLAN).await;
+    h.fake.script_any(Reply::text(plan_clean()));
+    h.fake.cut_next("PROMPT", "*");
+    let run = review(
+        &h,
+        Request::ColdReview(crosscheck_core::requests::ColdReview {
+            session_id: sid.clone(),
+            message_id: None,
+            path: None,
+        }),
+    )
+    .await;
+    assert_eq!(
+        run.last.status,
+        ReviewRunStatus::Done,
+        "{:?}",
+        run.last.error
+    );
+    let entry = run.last.entry.expect("row");
+    assert_eq!(entry.status, ReviewStatus::Clean);
+    assert_eq!(entry.reviewer.as_deref(), Some("fake/fake-model"));
+    assert_eq!(entry.review.as_deref(), Some(plan_clean().trim()));
+
+    // One scratch session, one prompt: the lost answer did not make it go twice.
+    let prompts = scratch_prompts(&h, &sid);
+    assert_eq!(prompts.len(), 1, "{prompts:?}");
+    let (scratch, body) = &prompts[0];
+    assert!(body["messageID"].is_string(), "{body}");
+    assert_eq!(body["tools"], json!({"*": false}));
+    assert!(
+        body["system"].as_str().is_some_and(|s| !s.is_empty()),
+        "{body}"
+    );
+    assert_eq!(
+        body["model"],
+        json!({"providerID": "fake", "modelID": "fake-model"})
+    );
+    assert_eq!(
+        h.fake.messages(scratch).len(),
+        0,
+        "deleted with its messages"
+    );
+    assert!(
+        h.fake.session(scratch).is_none(),
+        "the scratch session is deleted"
+    );
+    // It never reached a view, nor the session list.
+    assert!(
+        !run.changes.iter().any(|c| shows_scratch(c, scratch)),
+        "{:?}",
+        run.changes
+    );
+    assert!(
+        !h.core
+            .snapshot()
+            .sessions
+            .iter()
+            .any(|s| s.session.id == *scratch)
+    );
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scratch_session_deleted_mid_review_ends_it_with_a_clear_failure() {
+    // The time limit is an hour: only the deletion can end this review.
+    let h = harness_with(opencode_config(3_600_000), None, None).await;
+    let (sid, _) = session_with_reply(&h, PLAN).await;
+    h.fake.script_any(Reply::hang(plan_clean()));
+    let mut watched = h.core.subscribe();
+    let (first, changes) = start_review(
+        &h,
+        Request::ColdReview(crosscheck_core::requests::ColdReview {
+            session_id: sid.clone(),
+            message_id: None,
+            path: None,
+        }),
+    )
+    .await;
+    let reviewed = sid.clone();
+    h.fake
+        .wait_until("the scratch session's turn", SHORT, move |s| {
+            s.requests.iter().any(|r| {
+                r.route == "POST /session/:id/prompt_async"
+                    && r.session_id.as_deref() != Some(reviewed.as_str())
+            })
+        })
+        .await;
+    let scratch = scratch_prompts(&h, &sid)[0].0.clone();
+    h.fake.wait_running(&scratch, SHORT).await;
+    // The app has seen the reviewer's answer under way before the session goes.
+    wait_change(&mut watched, SHORT, "the reviewer's turn under way", |c| {
+        matches!(c, Change::MessageUpserted { info } if info.session_id == scratch && info.role == "assistant")
+    })
+    .await;
+    h.fake.remove_session(&scratch);
+    let run = review_end(first, changes).await;
+    assert_eq!(run.last.status, ReviewRunStatus::Failed);
+    let error = run.last.error.expect("error");
+    assert!(
+        error
+            .message
+            .contains("OpenCode lost the review's session (it was deleted during the review)"),
+        "{}",
+        error.message
+    );
+    assert_eq!(run.last.entry.expect("row").outcome, "http_error");
+    assert_eq!(scratch_prompts(&h, &sid).len(), 1);
+    assert!(
+        !run.changes.iter().any(|c| shows_scratch(c, &scratch)),
+        "{:?}",
+        run.changes
+    );
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_dying_mid_review_ends_it_at_once_as_unreachable() {
+    // The time limit is an hour: only the server going away can end this review.
+    let h = harness_with(opencode_config(3_600_000), None, None).await;
+    let (sid, _) = session_with_reply(&h, PLAN).await;
+    h.fake.script_any(Reply::hang(plan_clean()));
+    let mut watched = h.core.subscribe();
+    let (first, changes) = start_review(
+        &h,
+        Request::ColdReview(crosscheck_core::requests::ColdReview {
+            session_id: sid.clone(),
+            message_id: None,
+            path: None,
+        }),
+    )
+    .await;
+    wait_change(&mut watched, SHORT, "the reviewer's turn under way", |c| {
+        matches!(c, Change::MessageUpserted { info } if info.session_id != sid && info.role == "assistant")
+    })
+    .await;
+    h.fake.go_down();
+    let run = review_end(first, changes).await;
+    assert_eq!(run.last.status, ReviewRunStatus::Failed);
+    let error = run.last.error.expect("error");
+    assert!(
+        error.message.contains(&format!(
+            "OpenCode at {} could not be reached",
+            h.fake.base_url
+        )),
+        "{}",
+        error.message
+    );
+    assert_eq!(run.last.entry.expect("row").outcome, "transport");
+    h.fake.come_back();
     h.stop().await;
 }

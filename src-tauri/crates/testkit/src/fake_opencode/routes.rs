@@ -89,6 +89,9 @@ pub(super) async fn handle(
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned)
     });
+    if shared.lock().down {
+        return cut_answer();
+    }
     let delay = shared.lock().route_delays.get(&route).copied();
     if let Some(delay) = delay {
         tokio::time::sleep(delay).await;
@@ -226,7 +229,11 @@ pub(super) async fn route_request(
                 .map(str::to_owned)
                 .unwrap_or_else(ids::message_id);
             history::clean_up_revert(shared, id);
+            let cut = take_cut(shared, "PROMPT", id);
             tokio::spawn(run_turn(shared.clone(), id.to_owned(), user_id, body));
+            if cut {
+                return cut_answer();
+            }
             StatusCode::NO_CONTENT.into_response()
         }
         "GET /permission" => {
@@ -356,6 +363,38 @@ pub(super) fn take_stall(shared: &Shared, method: &str, id: &str) -> bool {
         }
         None => false,
     }
+}
+
+/// Takes a one-shot lost answer for `method` on `id` (or on any session: `"*"`).
+fn take_cut(shared: &Shared, method: &str, id: &str) -> bool {
+    let mut st = shared.lock();
+    match st
+        .cut_next
+        .iter()
+        .position(|(m, s)| m == method && (s == id || s == "*"))
+    {
+        Some(i) => {
+            st.cut_next.remove(i);
+            true
+        }
+        None => false,
+    }
+}
+
+/// An answer whose body breaks off: the client sees the exchange fail on the way.
+fn cut_answer() -> Response {
+    let broken = futures_util::stream::iter([
+        Ok::<_, std::io::Error>(Bytes::from_static(b"{")),
+        Err(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "answer lost on the way",
+        )),
+    ]);
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from_stream(broken))
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
 }
 
 pub(super) fn injected_failure() -> Response {
