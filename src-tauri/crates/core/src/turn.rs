@@ -33,6 +33,15 @@ use crate::store::{Store, Transcript};
 
 /// How many of the target's newest messages are searched for a prompt's id.
 const LOOK_PAGE: u32 = 40;
+/// After a send failed on the way, how long to keep looking for the prompt before sending it
+/// again: the server answers `prompt_async` before it records the user message, so a prompt
+/// it took may not be there yet at the first look.
+const LOOK_GRACE: [std::time::Duration; 4] = [
+    std::time::Duration::from_millis(100),
+    std::time::Duration::from_millis(200),
+    std::time::Duration::from_millis(400),
+    std::time::Duration::from_millis(800),
+];
 
 /// Whether a prompt may have reached the server before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,8 +130,9 @@ pub(crate) async fn send_ruled(
     match client.prompt_async(&prompt.session_id, &request).await {
         Ok(()) => Ok(()),
         Err(e) if e.is_transport() => {
-            // Maybe delivered although the answer was lost: look before sending again, once.
-            match delivered(core, &prompt.session_id, &prompt.message_id).await {
+            // Maybe delivered although the answer was lost: look before sending again, once,
+            // and give a prompt the server took the time to show up.
+            match delivered_within(core, &prompt.session_id, &prompt.message_id).await {
                 Ok(true) => return Ok(()),
                 Ok(false) => {}
                 Err(_) => return Err(e.into()),
@@ -136,6 +146,20 @@ pub(crate) async fn send_ruled(
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// [`delivered`], asked again over [`LOOK_GRACE`] while the answer is no.
+async fn delivered_within(core: &Core, session_id: &str, message_id: &str) -> Result<bool> {
+    if delivered(core, session_id, message_id).await? {
+        return Ok(true);
+    }
+    for pause in LOOK_GRACE {
+        tokio::time::sleep(pause).await;
+        if delivered(core, session_id, message_id).await? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Whether the target's messages hold `message_id`: the followed transcript first, else the
