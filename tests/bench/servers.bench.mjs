@@ -305,7 +305,8 @@ try {
       return {
         paintedAt: window.__paintedAt,
         rows: document.querySelectorAll('[data-testid="session-item"]').length,
-        snapshotEnd: Math.max(0, ...api.map((e) => e.responseEnd)),
+        // The first snapshot's answer (the UI may ask another once its change stream is open).
+        snapshotEnd: api.find((e, i) => window.__cmds[i] === 'snapshot')?.responseEnd ?? NaN,
         // Where the time before the first paint goes.
         steps: {
           page: nav?.responseEnd ?? NaN,
@@ -359,7 +360,7 @@ try {
   const median = (f) => stats(paints.map((p) => p.steps[f])).p50;
   console.log(
     `servers sidebar first paint (3 x ${PER_SERVER} sessions, ${paints[0].rows} rows rendered, navigation start -> painted, 5 loads): ${fmt(paint)} ` +
-      `(target <= 150 ms: ${verdict(paint.p50 <= 150)}); of it after the last Api answer: ${fmt(fromSnapshot)}`,
+      `(target <= 150 ms: ${verdict(paint.p50 <= 150)}); of it after the first snapshot's answer: ${fmt(fromSnapshot)}`,
   );
   console.log(
     `  medians from navigation start: page ${median('page').toFixed(0)} ms, scripts and styles ${median('scripts').toFixed(0)} ms, ` +
