@@ -60,13 +60,34 @@ function parentOf(session: SessionView, listed: ReadonlyMap<string, SessionView>
   return other && other.link?.kind !== 'review' ? other.id : null;
 }
 
+/** A top-level session with the review sessions nested under it, and how active the pair is. */
+export interface Block {
+  top: SessionView;
+  /** Its review sessions, newest first. */
+  kids: SessionView[];
+  /** The newest activity of the top or any of its kids. */
+  activity: number;
+}
+
+/** A group of blocks, before any query: [buildTree]'s answer, which [filterTree] narrows. */
+export interface BlockGroup {
+  key: string;
+  directory: string;
+  name: string;
+  /** Most active first. */
+  blocks: Block[];
+}
+
+/** Options of [buildTree]: what does not change as the user types. */
+export type BuildOptions = Pick<TreeOptions, 'showArchived' | 'groupOf'>;
+
 /**
- * The sidebar's groups: top-level sessions only (subagents belong to their parent), filtered,
- * newest activity first (a pair counts as active as its busiest side), each review session right
- * after its implementer, indented; groups ordered by their newest row.
+ * The sidebar's groups before filtering: top-level sessions only (subagents belong to their
+ * parent), newest activity first (a pair counts as active as its busiest side), each review
+ * session under its implementer; groups in the order of their most active block. It does not
+ * depend on the query, so a keystroke only runs [filterTree].
  */
-export function sessionTree(sessions: Iterable<SessionView>, options: TreeOptions = {}): RowGroup[] {
-  const query = (options.query ?? '').trim().toLowerCase();
+export function buildTree(sessions: Iterable<SessionView>, options: BuildOptions = {}): BlockGroup[] {
   const groupOf = options.groupOf ?? folderGroup;
   const listed = new Map<string, SessionView>();
   for (const s of sessions) {
@@ -74,37 +95,78 @@ export function sessionTree(sessions: Iterable<SessionView>, options: TreeOption
     if (!options.showArchived && isArchived(s)) continue;
     listed.set(s.id, s);
   }
-  const matches = (s: SessionView) =>
-    !query || (s.title || '').toLowerCase().includes(query) || (options.alsoShow?.has(s.id) ?? false);
   const children = new Map<string, SessionView[]>();
   const tops: SessionView[] = [];
   for (const s of listed.values()) {
     const parent = parentOf(s, listed);
     if (parent && groupOf(listed.get(parent) as SessionView).key === groupOf(s).key) {
-      children.set(parent, [...(children.get(parent) ?? []), s]);
+      const kids = children.get(parent);
+      if (kids) kids.push(s);
+      else children.set(parent, [s]);
     } else {
       tops.push(s);
     }
   }
-  const activity = (s: SessionView) => Math.max(newest(s), ...(children.get(s.id) ?? []).map(newest));
-  tops.sort((a, b) => activity(b) - activity(a) || (a.id < b.id ? 1 : -1));
-  const groups = new Map<string, RowGroup & { newest: number }>();
-  for (const top of tops) {
+  const blocks = tops.map((top): Block => {
     const kids = (children.get(top.id) ?? []).sort((a, b) => newest(b) - newest(a));
-    const shown = matches(top) || kids.some(matches);
-    if (!shown) continue;
-    const where = groupOf(top);
+    return { top, kids, activity: Math.max(newest(top), ...kids.map(newest)) };
+  });
+  blocks.sort((a, b) => b.activity - a.activity || (a.top.id < b.top.id ? 1 : -1));
+  const groups = new Map<string, BlockGroup>();
+  for (const block of blocks) {
+    const where = groupOf(block.top);
     let group = groups.get(where.key);
     if (!group) {
-      group = { ...where, rows: [], newest: activity(top) };
+      group = { ...where, blocks: [] };
       groups.set(where.key, group);
     }
-    group.rows.push({ session: top, depth: 0 });
-    for (const kid of kids) group.rows.push({ session: kid, depth: 1 });
+    group.blocks.push(block);
   }
-  return [...groups.values()]
-    .sort((a, b) => b.newest - a.newest)
-    .map(({ key, directory, name, rows }) => ({ key, directory, name, rows }));
+  return [...groups.values()];
+}
+
+/** Lowercased titles, computed once per session object (a changed session is a new object). */
+const lowerTitles = new WeakMap<SessionView, string>();
+
+function lowerTitle(s: SessionView): string {
+  let lower = lowerTitles.get(s);
+  if (lower === undefined) {
+    lower = (s.title || '').toLowerCase();
+    lowerTitles.set(s, lower);
+  }
+  return lower;
+}
+
+/**
+ * The rows [buildTree]'s groups show for a title query (case-insensitive; a pair shows when
+ * either side matches, or is in `alsoShow`): groups with no match go, and the groups are
+ * ordered by their newest shown block.
+ */
+export function filterTree(tree: readonly BlockGroup[], query = '', alsoShow?: ReadonlySet<string>): RowGroup[] {
+  const q = query.trim().toLowerCase();
+  const matches = (s: SessionView) => !q || lowerTitle(s).includes(q) || (alsoShow?.has(s.id) ?? false);
+  const out: (RowGroup & { lead: Block })[] = [];
+  for (const group of tree) {
+    const rows: SessionRow[] = [];
+    let lead: Block | null = null;
+    for (const block of group.blocks) {
+      if (!matches(block.top) && !block.kids.some(matches)) continue;
+      lead ??= block;
+      rows.push({ session: block.top, depth: 0 });
+      for (const kid of block.kids) rows.push({ session: kid, depth: 1 });
+    }
+    if (lead) out.push({ key: group.key, directory: group.directory, name: group.name, rows, lead });
+  }
+  // The order of the blocks across groups: the same as the blocks' own (newest, then id).
+  out.sort((a, b) => b.lead.activity - a.lead.activity || (a.lead.top.id < b.lead.top.id ? 1 : -1));
+  return out.map(({ key, directory, name, rows }) => ({ key, directory, name, rows }));
+}
+
+/**
+ * The sidebar's groups: [buildTree] then [filterTree] (the query, and `alsoShow`).
+ */
+export function sessionTree(sessions: Iterable<SessionView>, options: TreeOptions = {}): RowGroup[] {
+  return filterTree(buildTree(sessions, options), options.query, options.alsoShow);
 }
 
 /** Captures the order on screen, to hold it. */
@@ -133,15 +195,13 @@ export function holdOrder(fresh: readonly RowGroup[], held: HeldOrder | null, he
   for (const group of fresh) {
     for (const row of group.rows) if ((row.session.time?.updated ?? 0) > heldAt) moved.add(row.session.id);
   }
-  const rank = (order: readonly string[] | undefined, key: string) => {
-    const i = order?.indexOf(key) ?? -1;
-    return i < 0 ? Number.MAX_SAFE_INTEGER : i;
-  };
-  const stable = <T>(items: readonly T[], keyOf: (t: T) => string, order: readonly string[] | undefined) =>
-    items
-      .map((item, i) => ({ item, i, r: rank(order, keyOf(item)) }))
+  const stable = <T>(items: readonly T[], keyOf: (t: T) => string, order: readonly string[] | undefined) => {
+    const ranks = new Map(order?.map((key, i) => [key, i]));
+    return items
+      .map((item, i) => ({ item, i, r: ranks.get(keyOf(item)) ?? Number.MAX_SAFE_INTEGER }))
       .sort((a, b) => a.r - b.r || a.i - b.i)
       .map((x) => x.item);
+  };
   const groups = stable(fresh, (g) => g.key, held.get('')).map((group) => {
     const order = held.get(group.key);
     // A review stays under its implementer: order the blocks (an implementer with its reviews).

@@ -1,6 +1,7 @@
-// Boot and resync: the change stream first, then the snapshot and every open transcript.
+// Boot and resync: the change stream, then the snapshot (in a browser a first one beside the
+// stream, for the first frame) and every open transcript.
 
-import { invoke, subscribe } from '$lib/host';
+import { invoke, isDesktop, subscribe } from '$lib/host';
 import { t, tNotice } from '$lib/i18n/index.svelte';
 import { sessionTitle } from '$lib/titles';
 import { catalog } from '../catalog.svelte';
@@ -14,11 +15,21 @@ import { forgetSession } from './sessions';
 import { markStreamOpen, openTranscript } from './transcripts';
 import { flushOutbox } from './turns';
 import { loadLoops } from './loops';
+import { warmUpMarkdown } from '$lib/markdown';
 
 let unsubscribe: (() => void) | null = null;
 let snapshotTimer: ReturnType<typeof setTimeout> | null = null;
 let snapshotBackoff = 1000;
 let snapshotErrorShown = false;
+let warmedUp = false;
+
+/** After the first snapshot: markdown's code is compiled while the app is idle, not when the
+ * first session opens (nor while the first frame waits for the snapshot). */
+function warmUpOnce(): void {
+  if (warmedUp) return;
+  warmedUp = true;
+  warmUpMarkdown();
+}
 
 /** Starts following the backend; returns the function that stops it. */
 export function boot(): () => void {
@@ -38,6 +49,10 @@ export function boot(): () => void {
   const stopSeeing = startSeeing();
   // The snapshot is fetched once the stream is open, so no change falls between the two. If
   // state was fetched before (or the stream was lost meanwhile), everything is fetched again.
+  // In a browser the stream takes a while to report itself open (the page is still busy
+  // starting), so a first snapshot is asked at once for the first frame, and asked again once
+  // the stream is open (what changed between the two comes with the second).
+  let early: Promise<void> | null = isDesktop ? null : earlySnapshot();
   let fallback: ReturnType<typeof setTimeout> | null = setTimeout(() => {
     fallback = null;
     markStreamOpen();
@@ -54,6 +69,13 @@ export function boot(): () => void {
       if (fallback) clearTimeout(fallback);
       fallback = null;
       markStreamOpen();
+      if (early) {
+        const first = early;
+        early = null;
+        // After the first one: two snapshots in flight could land out of order.
+        void first.then(() => loadSnapshot());
+        return;
+      }
       const fetchedBefore = store.ready || [...store.transcripts.values()].some((t) => t.loaded);
       void (fetchedBefore ? resync() : loadSnapshot());
     },
@@ -67,6 +89,20 @@ export function boot(): () => void {
   };
 }
 
+/** The snapshot asked before the stream is open, for the first frame; a failure is left to the
+ * fetch that follows the stream's opening. */
+async function earlySnapshot(): Promise<void> {
+  store.beginFetch();
+  try {
+    store.applySnapshot(await invoke({ cmd: 'snapshot' }));
+    warmUpOnce();
+  } catch {
+    // asked again once the stream is open
+  } finally {
+    store.endFetch();
+  }
+}
+
 /** Fetches the snapshot; a failure is shown once and the fetch retried with backoff. */
 export async function loadSnapshot(): Promise<void> {
   if (snapshotTimer) clearTimeout(snapshotTimer);
@@ -75,6 +111,7 @@ export async function loadSnapshot(): Promise<void> {
   try {
     const snapshot = await invoke({ cmd: 'snapshot' });
     store.applySnapshot(snapshot);
+    warmUpOnce();
     // Loops are not in the snapshot: they come with their own request, then as changes.
     void loadLoops().catch(() => {});
     snapshotBackoff = 1000;

@@ -1,0 +1,103 @@
+// Which sidebar rows to build: the sidebar (server headers, repository headings, group heads,
+// session rows) laid out top to bottom as slots with heights, and, for each group, the slice of
+// its rows that meets the view (plus overscan) with the height of the rows left out above and
+// below it. Heads are always built (there are few); only rows are left out, so 900 sessions
+// build the twenty-odd rows on screen.
+
+import type { RowGroup } from './sidebarTree';
+import { computeOffsets, visibleRange } from './virtual';
+import type { PlacedGroup } from './worktrees';
+
+/** Guessed heights (px) of what is not measured yet. */
+export const SLOT_HEIGHT = {
+  /** A session row (title and meta lines). */
+  row: 46,
+  /** A group's head, with its margins. */
+  group: 32,
+  /** A repository heading above its worktrees. */
+  heading: 26,
+  /** A server's header (several servers), with its margin. */
+  server: 38,
+} as const;
+
+/** One part of the sidebar as laid out. */
+export type SlotKind = keyof typeof SLOT_HEIGHT;
+
+/** A section of the sidebar: one server's groups (or all groups, with a single server). */
+export interface SidebarPart {
+  /** The server's id when the sidebar shows server headers, else null. */
+  server: string | null;
+  placed: readonly PlacedGroup<RowGroup>[];
+}
+
+/** The sidebar as slots: keys (a row's key is its session id) and kinds, top to bottom. */
+export interface SidebarSlots {
+  keys: string[];
+  kinds: SlotKind[];
+  /** Index of each shown group's first row slot (where its rows would be). */
+  firstRow: Map<string, number>;
+  /** Slot of each session row shown. */
+  rowAt: Map<string, number>;
+}
+
+/** Lays the sidebar out as slots; a collapsed group has its head only. */
+export function sidebarSlots(parts: readonly SidebarPart[], collapsed: (groupKey: string) => boolean): SidebarSlots {
+  const keys: string[] = [];
+  const kinds: SlotKind[] = [];
+  const firstRow = new Map<string, number>();
+  const rowAt = new Map<string, number>();
+  const add = (key: string, kind: SlotKind) => {
+    keys.push(key);
+    kinds.push(kind);
+  };
+  for (const part of parts) {
+    if (part.server !== null) add(`server:${part.server}`, 'server');
+    for (const { group, heading } of part.placed) {
+      if (heading) add(`heading:${group.key}`, 'heading');
+      add(`group:${group.key}`, 'group');
+      firstRow.set(group.key, keys.length);
+      if (collapsed(group.key)) continue;
+      for (const row of group.rows) {
+        rowAt.set(row.session.id, keys.length);
+        add(row.session.id, 'row');
+      }
+    }
+  }
+  return { keys, kinds, firstRow, rowAt };
+}
+
+/** Tops of the slots (`offsets[n]` is the total height): measured heights, else the guesses. */
+export function slotOffsets(slots: SidebarSlots, measured: ReadonlyMap<string, number>): Float64Array {
+  return computeOffsets(slots.keys, measured, (i) => SLOT_HEIGHT[slots.kinds[i]]);
+}
+
+/** The slots to build for a scroll position: [start, end). */
+export function slotRange(
+  offsets: ArrayLike<number>,
+  scrollTop: number,
+  viewport: number,
+  overscan: number,
+): { start: number; end: number } {
+  return visibleRange(offsets, scrollTop, viewport, overscan);
+}
+
+/** A group's rows to build, [from, to), and the height of the rows left out above and below. */
+export interface RowSlice {
+  from: number;
+  to: number;
+  before: number;
+  after: number;
+}
+
+/** The slice of a group's `count` rows (first slot `first`) inside the slot range. */
+export function rowSlice(first: number, count: number, offsets: ArrayLike<number>, range: { start: number; end: number }): RowSlice {
+  const clamp = (v: number, lo: number, hi: number) => Math.max(lo, Math.min(hi, v));
+  const from = clamp(range.start - first, 0, count);
+  const to = clamp(range.end - first, from, count);
+  return {
+    from,
+    to,
+    before: offsets[first + from] - offsets[first],
+    after: offsets[first + count] - offsets[first + to],
+  };
+}

@@ -1,0 +1,79 @@
+// The sidebar with many sessions: it builds the rows in view, not all of them, and the
+// filter, the navigation order and the counts still cover every session.
+import { flushSync, mount, tick, unmount } from 'svelte';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Snapshot } from '$lib/types/Snapshot';
+
+vi.mock('$lib/host', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('$lib/host')>();
+  return { ...actual, invoke: async () => null, subscribe: () => () => undefined };
+});
+
+const { store } = await import('$lib/state/store.svelte');
+const { ui } = await import('$lib/state/ui.svelte');
+const { default: Sidebar } = await import('../src/lib/components/sessions/Sidebar.svelte');
+
+const N = 400;
+const sessions = Array.from({ length: N }, (_, i) => ({
+  id: `ses_${String(i).padStart(3, '0')}`,
+  slug: `s${i}`,
+  projectID: 'p',
+  directory: '/home/dev/proj',
+  title: `Session ${String(i).padStart(3, '0')}`,
+  time: { created: 0, updated: 1000 + i },
+}));
+
+const snapshot = {
+  seq: 1,
+  connection: { state: 'ready', url: 'http://127.0.0.1:4096', version: '1', managed: false },
+  sessions,
+  statuses: {},
+  permissions: [],
+  settings: { theme: 'light', locale: 'en' },
+  tabs: [],
+  flows: [],
+  sessionErrors: {},
+} as unknown as Snapshot;
+
+let app: ReturnType<typeof mount>;
+const $$ = (selector: string) => [...document.querySelectorAll<HTMLElement>(selector)];
+
+beforeAll(async () => {
+  localStorage.clear();
+  store.applySnapshot(snapshot);
+  const target = document.createElement('div');
+  document.body.appendChild(target);
+  app = mount(Sidebar, { target });
+  await tick();
+  flushSync();
+});
+
+afterAll(() => unmount(app));
+
+describe('sidebar with many sessions', () => {
+  it('builds the rows that fill the view, newest first, and keeps the height of the others', () => {
+    const rows = $$('[data-testid="session-item"]');
+    expect(rows.length).toBeGreaterThan(5);
+    expect(rows.length).toBeLessThan(60);
+    expect(rows[0].dataset.sessionId).toBe('ses_399');
+    const spacers = $$('.spacer');
+    expect(spacers).toHaveLength(1);
+    expect(parseFloat(spacers[0].style.height)).toBeGreaterThan((N - rows.length - 1) * 40);
+    // The group's count and the navigation order cover every session.
+    expect(document.querySelector('[data-testid="session-group"] .count')?.textContent).toBe(String(N));
+    expect(ui.sidebarOrder).toHaveLength(N);
+  });
+
+  it('filters as the user types, the rows built being the matches', async () => {
+    ui.search = 'session 12';
+    await tick();
+    flushSync();
+    const ids = $$('[data-testid="session-item"]').map((r) => r.dataset.sessionId);
+    expect(ids).toEqual(['ses_129', 'ses_128', 'ses_127', 'ses_126', 'ses_125', 'ses_124', 'ses_123', 'ses_122', 'ses_121', 'ses_120']);
+    expect($$('.spacer')).toHaveLength(0);
+    ui.search = '';
+    await tick();
+    flushSync();
+    expect($$('[data-testid="session-item"]').length).toBeLessThan(60);
+  });
+});

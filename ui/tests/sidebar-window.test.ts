@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import { buildTree, filterTree, type RowGroup } from '$lib/sidebarTree';
+import { rowSlice, SLOT_HEIGHT, sidebarSlots, slotOffsets, slotRange, type SidebarPart } from '$lib/sidebarWindow';
+import type { SessionView } from '$lib/types/SessionView';
+
+function session(id: string, updated: number, extra: Partial<SessionView> = {}): SessionView {
+  return { id, slug: id, projectID: 'p', directory: '/w/app', title: `T ${id}`, time: { created: 1, updated }, ...extra } as SessionView;
+}
+
+function group(key: string, ids: string[]): RowGroup {
+  return { key, directory: key, name: key, rows: ids.map((id, i) => ({ session: session(id, i), depth: 0 })) };
+}
+
+const placed = (...groups: RowGroup[]) => groups.map((g) => ({ group: g, place: undefined, heading: null }));
+const rows = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+
+describe('sidebar window', () => {
+  it('lays out server headers, group heads and rows top to bottom; a collapsed group keeps its head only', () => {
+    const parts: SidebarPart[] = [
+      { server: 'a', placed: placed(group('a:/x', ['1', '2'])) },
+      { server: 'b', placed: [{ group: group('b:/y', ['3']), place: undefined, heading: 'repo' }, ...placed(group('b:/z', ['4']))] },
+    ];
+    const slots = sidebarSlots(parts, (key) => key === 'b:/z');
+    expect(slots.kinds).toEqual(['server', 'group', 'row', 'row', 'server', 'heading', 'group', 'row', 'group']);
+    expect(slots.firstRow.get('a:/x')).toBe(2);
+    expect(slots.rowAt.get('3')).toBe(7);
+    expect(slots.rowAt.has('4')).toBe(false);
+  });
+
+  it('builds only the rows that meet the view, the rest kept as spacers of their height', () => {
+    const slots = sidebarSlots([{ server: null, placed: placed(group('/x', rows(300, 's'))) }], () => false);
+    const offsets = slotOffsets(slots, new Map());
+    // Scrolled to row 100, a view of 10 rows, no overscan.
+    const top = SLOT_HEIGHT.group + 100 * SLOT_HEIGHT.row;
+    const range = slotRange(offsets, top, 10 * SLOT_HEIGHT.row, 0);
+    const slice = rowSlice(slots.firstRow.get('/x') ?? -1, 300, offsets, range);
+    expect([slice.from, slice.to]).toEqual([100, 110]);
+    expect(slice.before).toBe(100 * SLOT_HEIGHT.row);
+    expect(slice.after).toBe(190 * SLOT_HEIGHT.row);
+    // Spacers and built rows add up to the whole group.
+    expect(slice.before + (slice.to - slice.from) * SLOT_HEIGHT.row + slice.after).toBe(300 * SLOT_HEIGHT.row);
+  });
+
+  it('uses measured heights where it has them', () => {
+    const slots = sidebarSlots([{ server: null, placed: placed(group('/x', ['a', 'b', 'c'])) }], () => false);
+    const offsets = slotOffsets(slots, new Map([['a', 70]]));
+    expect(Array.from(offsets)).toEqual([0, SLOT_HEIGHT.group, SLOT_HEIGHT.group + 70, SLOT_HEIGHT.group + 70 + SLOT_HEIGHT.row, SLOT_HEIGHT.group + 70 + 2 * SLOT_HEIGHT.row]);
+  });
+
+  it('builds nothing of a group below the view, and everything of a short list', () => {
+    const parts: SidebarPart[] = [
+      { server: 'a', placed: placed(group('a:/x', rows(100, 'a'))) },
+      { server: 'b', placed: placed(group('b:/y', rows(100, 'b'))) },
+    ];
+    const slots = sidebarSlots(parts, () => false);
+    const offsets = slotOffsets(slots, new Map());
+    const range = slotRange(offsets, 0, 700, 300);
+    const second = rowSlice(slots.firstRow.get('b:/y') ?? -1, 100, offsets, range);
+    expect(second.to - second.from).toBe(0);
+    expect(second.before + second.after).toBe(100 * SLOT_HEIGHT.row);
+    const short = sidebarSlots([{ server: null, placed: placed(group('/x', rows(5, 's'))) }], () => false);
+    const shortOffsets = slotOffsets(short, new Map());
+    expect(rowSlice(1, 5, shortOffsets, slotRange(shortOffsets, 0, 700, 300))).toEqual({ from: 0, to: 5, before: 0, after: 0 });
+  });
+});
+
+describe('tree then filter', () => {
+  it('filters the built tree without rebuilding it, as the one-step tree did', () => {
+    const all = [
+      session('a', 10, { title: 'Parser work' }),
+      session('b', 30, { title: 'Lexer', directory: '/w/other' }),
+      session('c', 20, { title: 'parser tests', directory: '/w/other' }),
+    ];
+    const tree = buildTree(all);
+    const keys = (groups: RowGroup[]) => groups.map((g) => `${g.key}:${g.rows.map((r) => r.session.id).join(',')}`);
+    expect(keys(filterTree(tree))).toEqual(['/w/other:b,c', '/w/app:a']);
+    // Case-insensitive; a group is ordered by its newest row shown.
+    expect(keys(filterTree(tree, 'PARSER'))).toEqual(['/w/other:c', '/w/app:a']);
+    expect(keys(filterTree(tree, 'lexer'))).toEqual(['/w/other:b']);
+    expect(keys(filterTree(tree, 'nothing', new Set(['a'])))).toEqual(['/w/app:a']);
+    // A renamed session is a new object: its new title is matched.
+    const renamed = buildTree([{ ...all[0], title: 'Lexer too' }, all[1], all[2]]);
+    expect(keys(filterTree(renamed, 'lexer'))).toEqual(['/w/other:b', '/w/app:a']);
+  });
+
+  it('orders groups whose shown rows are equally new by the rows themselves', () => {
+    const tree = buildTree([session('a', 5), session('b', 5, { directory: '/w/b' }), session('c', 9, { directory: '/w/b', title: 'zz' })]);
+    // Without the query /w/b leads (c at 9); with it both groups show a row at 5: b (the larger id) first.
+    expect(filterTree(tree, 'T ').map((g) => g.key)).toEqual(['/w/b', '/w/app']);
+  });
+});
