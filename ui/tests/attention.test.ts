@@ -1,7 +1,7 @@
 // The "Needs you" list read from each session's attention reasons: newest first across
 // sessions, the unread dot, the sidebar's filters, and the key that jumps to the next item.
 import { describe, expect, it } from 'vitest';
-import { isUnread, matchesFilter, needsYouItems, nextItem } from '$lib/attention';
+import { NeedsYouIndex, isUnread, matchesFilter, needsYouItems, nextItem } from '$lib/attention';
 import type { AttentionReason } from '$lib/types/AttentionReason';
 import type { SessionView } from '$lib/types/SessionView';
 
@@ -45,5 +45,23 @@ describe('needs you', () => {
     expect(nextItem(items, 'ses_a')?.session.id).toBe('ses_b');
     expect(nextItem(items, 'ses_b')?.session.id).toBe('ses_a');
     expect(nextItem([], 'ses_a')).toBeNull();
+  });
+
+  it('keeps the items of sessions that did not change, and the list when nothing did', () => {
+    const index = new NeedsYouIndex();
+    const first = index.items([a, b, c]);
+    expect(index.items([a, b, c])).toBe(first);
+    // b's question answered, a new reason on c: a's items stay the same objects.
+    const b2 = session('ses_b');
+    const c2 = session('ses_c', ['turnFailed', 40]);
+    const second = index.items([a, b2, c2]);
+    expect(second.map((i) => `${i.session.id}:${i.reason.kind}`)).toEqual(['ses_c:turnFailed', 'ses_a:permission', 'ses_a:turnFinished']);
+    expect(second[1]).toBe(first[0]);
+    expect(second[2]).toBe(first[2]);
+    // A session that goes takes its items; the same list from new views is equal, not kept.
+    expect(index.items([a, b2]).map((i) => i.key)).toEqual(first.filter((i) => i.session.id === 'ses_a').map((i) => i.key));
+    expect(index.items([session('ses_a', ['permission', 30], ['turnFinished', 10]), b2]).map((i) => i.key)).toEqual(
+      needsYouItems([a]).map((i) => i.key),
+    );
   });
 });

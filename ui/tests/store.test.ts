@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Store } from '$lib/state/store.svelte';
+import { Store, sameAttention } from '$lib/state/store.svelte';
 import { MessageView } from '$lib/state/transcript.svelte';
 import type { Change } from '$lib/types/Change';
 import type { MessageWithParts } from '$lib/types/MessageWithParts';
@@ -405,6 +405,43 @@ describe('store: batching', () => {
     expect(store.pending).toBe(0);
     expect(['a', 'b', 'c'].every((id) => store.sessions.has(id))).toBe(true);
     expect(store.flushes).toBe(1);
+  });
+
+  it('applies at once what changes a session\'s attention, with everything queued before it', () => {
+    const frames: FrameRequestCallback[] = [];
+    vi.stubGlobal('requestAnimationFrame', (cb: FrameRequestCallback) => {
+      frames.push(cb);
+      return frames.length;
+    });
+    vi.stubGlobal('cancelAnimationFrame', () => undefined);
+    const store = new Store();
+    store.applySnapshot(snapshot());
+    const asked = { kind: 'permission' as const, since: 5, words: 'bash ls', requestId: 'per_1', questions: [] };
+    store.enqueue([at(11, { type: 'status', sessionId: 's1', status: { type: 'busy' } })]);
+    // The same session again with nothing new to ask: it waits for the frame.
+    store.enqueue([at(12, { type: 'sessionUpserted', session: { ...session('s1'), title: 'Renamed', attention: [] } })]);
+    expect(store.pending).toBe(2);
+    store.enqueue([at(13, { type: 'sessionUpserted', session: { ...session('s1'), title: 'Renamed', attention: [asked] } })]);
+    expect(store.pending).toBe(0);
+    expect(store.statusOf('s1')).toBe('busy');
+    expect(store.sessions.get('s1')?.attention).toEqual([asked]);
+    // The same reasons pushed again are not news; an answered permission is.
+    store.enqueue([at(14, { type: 'sessionUpserted', session: { ...session('s1'), title: 'Again', attention: [{ ...asked }] } })]);
+    expect(store.pending).toBe(1);
+    store.enqueue([at(15, { type: 'permissionResolved', sessionId: 's1', requestId: 'per_1' })]);
+    expect(store.pending).toBe(0);
+    expect(store.sessions.get('s1')?.title).toBe('Again');
+  });
+
+  it('tells attention lists apart by what they say', () => {
+    const r = { kind: 'turnFinished' as const, since: 5, words: '', questions: [] };
+    expect(sameAttention(undefined, [])).toBe(true);
+    expect(sameAttention([r], [{ ...r }])).toBe(true);
+    expect(sameAttention([r], [])).toBe(false);
+    expect(sameAttention([r], [{ ...r, since: 6 }])).toBe(false);
+    expect(sameAttention([r], [{ ...r, kind: 'turnFailed' }])).toBe(false);
+    expect(sameAttention([r], [{ ...r, words: 'boom' }])).toBe(false);
+    expect(sameAttention([r], [{ ...r, requestId: 'que_1' }])).toBe(false);
   });
 
   it('falls back to a timer when the window is hidden', () => {

@@ -31,11 +31,44 @@ export function reasonKey(sessionId: string, reason: AttentionReason): string {
 
 /** Every reason of every session, newest first. */
 export function needsYouItems(sessions: Iterable<SessionView>): NeedsYouItem[] {
-  const items: NeedsYouItem[] = [];
-  for (const session of sessions) {
-    for (const reason of session.attention ?? []) items.push({ key: reasonKey(session.id, reason), session, reason });
+  return new NeedsYouIndex().items(sessions);
+}
+
+/** The newest-first order of the list. */
+function newestFirst(a: NeedsYouItem, b: NeedsYouItem): number {
+  return b.reason.since - a.reason.since || (a.key < b.key ? -1 : 1);
+}
+
+/** The list kept between changes: a session whose view is the same object as last time keeps
+ * its item objects, so a keyed list redraws only the rows of the sessions that changed, and the
+ * order is only sorted again when an item came, went or moved. */
+export class NeedsYouIndex {
+  private bySession = new Map<string, { session: SessionView; items: NeedsYouItem[] }>();
+  private last: NeedsYouItem[] = [];
+
+  /** Every reason of every session, newest first. */
+  items(sessions: Iterable<SessionView>): NeedsYouItem[] {
+    const next = new Map<string, { session: SessionView; items: NeedsYouItem[] }>();
+    let changed = false;
+    let count = 0;
+    for (const session of sessions) {
+      const reasons = session.attention;
+      if (!reasons || reasons.length === 0) continue;
+      let entry = this.bySession.get(session.id);
+      if (!entry || entry.session !== session) {
+        entry = { session, items: reasons.map((reason) => ({ key: reasonKey(session.id, reason), session, reason })) };
+        changed = true;
+      }
+      next.set(session.id, entry);
+      count += entry.items.length;
+    }
+    if (!changed && next.size === this.bySession.size && count === this.last.length) return this.last;
+    this.bySession = next;
+    const all: NeedsYouItem[] = [];
+    for (const entry of next.values()) for (const item of entry.items) all.push(item);
+    this.last = all.sort(newestFirst);
+    return this.last;
   }
-  return items.sort((a, b) => b.reason.since - a.reason.since || (a.key < b.key ? -1 : 1));
 }
 
 /** Whether the session has something the person has not seen yet (its row's dot). */

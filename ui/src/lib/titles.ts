@@ -14,13 +14,21 @@ export function parseDefaultTitle(title: string): { child: boolean; at: Date } |
   return { child: m[1] === 'Child session', at };
 }
 
+/** The two formats of [`shortWhen`], made once per locale (a list asks for one per row). */
+const whenFormats = new Map<string, { time: Intl.DateTimeFormat; dayTime: Intl.DateTimeFormat }>();
+
 /** When a session was made, short: the time today, else the day and time. */
 export function shortWhen(at: Date, now: Date, locale: string): string {
+  let formats = whenFormats.get(locale);
+  if (!formats) {
+    formats = {
+      time: new Intl.DateTimeFormat(locale, { hour: '2-digit', minute: '2-digit' }),
+      dayTime: new Intl.DateTimeFormat(locale, { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' }),
+    };
+    whenFormats.set(locale, formats);
+  }
   const sameDay = at.toDateString() === now.toDateString();
-  const options: Intl.DateTimeFormatOptions = sameDay
-    ? { hour: '2-digit', minute: '2-digit' }
-    : { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' };
-  return new Intl.DateTimeFormat(locale, options).format(at);
+  return (sameDay ? formats.time : formats.dayTime).format(at);
 }
 
 

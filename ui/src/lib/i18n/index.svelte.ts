@@ -92,17 +92,33 @@ export function tNotice(code: string, params: Params, fallback: string): string 
   return missing ? fallback : interpolate(template, params);
 }
 
+/** Formatters made once per locale (making one costs far more than using it, and a list of
+ * rows asks for one per row). */
+const relativeFormats = new Map<Locale, { relative: Intl.RelativeTimeFormat; date: Intl.DateTimeFormat }>();
+
+function relativeFormatsOf(locale: Locale) {
+  let formats = relativeFormats.get(locale);
+  if (!formats) {
+    formats = {
+      // `short`, not `narrow`: German narrow reads "vor 1 m" (metres); short says "vor 1 Min.".
+      relative: new Intl.RelativeTimeFormat(locale, { numeric: 'auto', style: 'short' }),
+      date: new Intl.DateTimeFormat(locale, { dateStyle: 'medium' }),
+    };
+    relativeFormats.set(locale, formats);
+  }
+  return formats;
+}
+
 /** "3 min ago" style relative time, in the current locale. */
 export function relativeTime(then: number, now: number): string {
   const diff = Math.round((then - now) / 1000);
   const abs = Math.abs(diff);
   if (abs < 45) return t('time.justNow');
-  // `short`, not `narrow`: German narrow reads "vor 1 m" (metres); short says "vor 1 Min.".
-  const rtf = new Intl.RelativeTimeFormat(state.locale, { numeric: 'auto', style: 'short' });
-  if (abs < 3600) return rtf.format(Math.round(diff / 60), 'minute');
-  if (abs < 86_400) return rtf.format(Math.round(diff / 3600), 'hour');
-  if (abs < 86_400 * 30) return rtf.format(Math.round(diff / 86_400), 'day');
-  return new Intl.DateTimeFormat(state.locale, { dateStyle: 'medium' }).format(then);
+  const { relative, date } = relativeFormatsOf(state.locale);
+  if (abs < 3600) return relative.format(Math.round(diff / 60), 'minute');
+  if (abs < 86_400) return relative.format(Math.round(diff / 3600), 'hour');
+  if (abs < 86_400 * 30) return relative.format(Math.round(diff / 86_400), 'day');
+  return date.format(then);
 }
 
 /** A duration in the locale's words and separators, one format everywhere: "8.2 sec",

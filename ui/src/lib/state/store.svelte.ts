@@ -1,5 +1,6 @@
 // The backend's state as the UI sees it: a snapshot, then stamped changes applied in order,
-// batched once per animation frame. Sequence numbers guard against stale and duplicate changes:
+// batched once per animation frame (a change to what a session needs the person for is applied
+// at once, with what was queued before it). Sequence numbers guard against stale and duplicate changes:
 // a change only applies when it is newer than the snapshot (or, for transcripts, the page) it
 // would overwrite. Changes that arrive while a snapshot or page is being fetched are logged and
 // replayed on top of the fetched state, so nothing is lost in the race.
@@ -7,6 +8,7 @@
 import { SvelteMap } from 'svelte/reactivity';
 import type { LineComment } from '$lib/types/LineComment';
 import { worktrees } from './worktrees.svelte';
+import type { AttentionReason } from '$lib/types/AttentionReason';
 import type { Change } from '$lib/types/Change';
 import type { Connection } from '$lib/types/Connection';
 import type { FindingsView } from '$lib/types/FindingsView';
@@ -171,11 +173,32 @@ export class Store {
 
   // ---- batching ---------------------------------------------------------------------------
 
-  /** Queues changes; they are applied together on the next animation frame. */
+  /** Queues changes; they are applied together on the next animation frame, or at once (with
+   * everything queued before them) when one of them changes what a session needs the person
+   * for: a row of "Needs you" must not wait a frame to be drawn. */
   enqueue(changes: Stamped[]): void {
     if (changes.length === 0) return;
-    for (const c of changes) this.queue.push(c);
-    this.schedule();
+    let urgent = false;
+    for (const c of changes) {
+      this.queue.push(c);
+      if (!urgent && this.isUrgent(c.change)) urgent = true;
+    }
+    if (urgent) this.flush();
+    else this.schedule();
+  }
+
+  /** Whether a change asks for the person: a permission asked or answered, or a session whose
+   * attention reasons differ from the ones shown. */
+  private isUrgent(change: Change): boolean {
+    switch (change.type) {
+      case 'permissionAsked':
+      case 'permissionResolved':
+        return true;
+      case 'sessionUpserted':
+        return !sameAttention(this.sessions.get(change.session.id)?.attention, change.session.attention);
+      default:
+        return false;
+    }
   }
 
   private schedule(): void {
@@ -612,6 +635,21 @@ function messageOf(change: TranscriptChange): string | null {
 
 export function isIdle(status: SessionStatus): boolean {
   return status.type === 'idle' || status.type === '';
+}
+
+/** Whether two lists of attention reasons say the same (in the same order). */
+export function sameAttention(a: AttentionReason[] | undefined, b: AttentionReason[] | undefined): boolean {
+  const x = a ?? [];
+  const y = b ?? [];
+  if (x === y) return true;
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) {
+    const r = x[i];
+    const q = y[i];
+    if (r.kind !== q.kind || r.since !== q.since || r.requestId !== q.requestId || r.words !== q.words || r.stop !== q.stop) return false;
+    if (r.questions.length !== q.questions.length) return false;
+  }
+  return true;
 }
 
 function isSortedBySeq(list: Stamped[]): boolean {

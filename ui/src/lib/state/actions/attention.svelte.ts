@@ -2,7 +2,7 @@
 // at (so what seeing settles goes), the count in the window title and badge, the key that
 // jumps to the next item, and answering permissions and questions from the "Needs you" list.
 
-import { nextItem, needsYouItems, type NeedsYouItem } from '$lib/attention';
+import { NeedsYouIndex, nextItem, type NeedsYouItem } from '$lib/attention';
 import { HostError, invoke } from '$lib/host';
 import { setBadgeCount, setTitleCount } from '$lib/host/badge';
 import { t, tError } from '$lib/i18n/index.svelte';
@@ -26,9 +26,20 @@ function lookedAt(): string[] {
   return [...ids].filter((id) => store.sessions.has(id));
 }
 
+/** The "Needs you" list, derived once for everything that reads it (the list, the count in the
+ * title, the key that jumps); kept between changes by its index. */
+class NeedsYouList {
+  private readonly index = new NeedsYouIndex();
+  /** Every item, newest first (none before the snapshot). */
+  readonly items: NeedsYouItem[] = $derived(store.ready ? this.index.items(store.sessions.values()) : []);
+}
+
+/** The app's one "Needs you" list. */
+export const needsYouList = new NeedsYouList();
+
 /** Every item of the "Needs you" list, newest first. */
 export function items(): NeedsYouItem[] {
-  return needsYouItems(store.sessions.values());
+  return needsYouList.items;
 }
 
 /** Starts telling the backend what is looked at, and the title and badge count; returns the
@@ -47,7 +58,7 @@ export function startSeeing(): () => void {
       void invoke({ cmd: 'seeSessions', sessionIds: ids }).catch(() => undefined);
     });
     $effect(() => {
-      const count = store.ready ? items().length : 0;
+      const count = items().length;
       setTitleCount(t('app.name'), count);
       setBadgeCount(count);
     });

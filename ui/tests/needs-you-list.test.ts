@@ -1,0 +1,67 @@
+// The "Needs you" list as drawn: one new item adds one row and leaves the others' elements as
+// they were (a keyed list over items kept between changes), and a permission pushed live is
+// drawn in the same task, not on the next frame.
+import { flushSync, mount, unmount } from 'svelte';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { AttentionReason } from '$lib/types/AttentionReason';
+import type { SessionView } from '$lib/types/SessionView';
+
+vi.mock('$lib/host', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('$lib/host')>();
+  return { ...actual, invoke: vi.fn(async () => null) };
+});
+
+const { default: NeedsYou } = await import('$lib/components/sessions/NeedsYou.svelte');
+const { store } = await import('$lib/state/store.svelte');
+
+function session(id: string, ...attention: AttentionReason[]): SessionView {
+  return { id, slug: id, projectID: 'p', directory: '/a', version: '1', title: `Session ${id}`, time: { created: 1, updated: 2 }, attention };
+}
+
+function permission(requestId: string, since: number): AttentionReason {
+  return { kind: 'permission', since, words: `bash ${requestId}`, requestId, questions: [] };
+}
+
+let app: ReturnType<typeof mount> | null = null;
+afterEach(() => {
+  if (app) unmount(app);
+  app = null;
+  document.body.innerHTML = '';
+  vi.unstubAllGlobals();
+});
+
+const rows = () => [...document.querySelectorAll<HTMLElement>('[data-testid="needs-you-item"]')];
+
+describe('needs you list', () => {
+  it('draws a live permission at once, as one new row, keeping the other rows', () => {
+    // Frames never come: what is drawn was drawn without one.
+    vi.stubGlobal('requestAnimationFrame', () => 1);
+    vi.stubGlobal('cancelAnimationFrame', () => undefined);
+    store.applySnapshot({
+      seq: 10,
+      connection: { state: 'ready', url: 'http://127.0.0.1:4096', version: '1', managed: true },
+      sessions: [session('ses_a', permission('per_a', 20)), session('ses_b', permission('per_b', 10)), session('ses_c')],
+      statuses: {},
+      permissions: [],
+      settings: store.settings,
+      tabs: [],
+      flows: [],
+      sessionErrors: {},
+    });
+    const target = document.createElement('div');
+    document.body.appendChild(target);
+    app = mount(NeedsYou, { target });
+    flushSync();
+    const before = rows();
+    expect(before.map((r) => r.dataset.requestId)).toEqual(['per_a', 'per_b']);
+
+    store.enqueue([{ seq: 11, change: { type: 'sessionUpserted', session: session('ses_c', permission('per_c', 30)) } }]);
+    flushSync();
+    const after = rows();
+    expect(after.map((r) => r.dataset.requestId)).toEqual(['per_c', 'per_a', 'per_b']);
+    expect(after[1]).toBe(before[0]);
+    expect(after[2]).toBe(before[1]);
+    expect(after[0].querySelectorAll('[data-testid="needs-you-permit"]')).toHaveLength(3);
+    expect(after[0].querySelector('[data-testid="needs-you-words"]')?.textContent).toBe('bash per_c');
+  });
+});
