@@ -3,8 +3,8 @@
 // nothing is asserted. Prints, each with its target:
 //
 // - sidebar while 10 of 50 listed sessions stream at once: the longest main-thread task of the
-//   page (Chromium trace, wall and CPU) and the long tasks the page observed (target: none
-//   over 50 ms);
+//   page (Chromium trace, wall and CPU) and the long tasks the page observed (target: no task
+//   over 50 ms of CPU; the wall-time verdict is printed beside it);
 // - an attention item: the permission request's event reaching the backend (this bench hears
 //   the same server event on its own stream) -> its row painted in the list (target p95 <= 16 ms);
 // - the list with 100 items: the page loaded with 100 permission requests waiting, from the
@@ -124,7 +124,9 @@ try {
   console.log(
     `attention streaming (${STREAMING} sessions streaming 200 chunks each, ${LISTED} listed): longest main-thread task ${wall.toFixed(1)} ms wall / ${cpu.toFixed(1)} ms CPU ` +
       `of ${tasks} tasks; long tasks observed ${longTasks.length}${longTasks.length ? ` (longest ${longest.toFixed(0)} ms)` : ''} ` +
-      `(target: none over 50 ms: ${verdict(wall <= 50 && longTasks.length === 0)})`,
+      // The target is the task's CPU time (the issue's words); wall time also counts the
+      // moments the page's thread was not scheduled on a busy machine, so it is printed beside.
+      `(target: none over 50 ms of CPU: ${verdict(cpu <= 50)}; in wall time: ${verdict(wall <= 50 && longTasks.length === 0)})`,
   );
 
   // The streamed sessions' finished turns are unread items: seen, so the baseline has none.
