@@ -26,7 +26,7 @@ const oc = await startOpencode({ modelUrl: ms.url, password: PASSWORD });
 const cc = await startCrosscheck({
   opencodeUrl: oc.url,
   password: PASSWORD,
-  env: { CROSSCHECK_LOG: 'warn,crosscheck_core::transfer_timing=debug' },
+  env: { CROSSCHECK_LOG: process.env.CROSSCHECK_LOG ?? 'warn,crosscheck_core::transfer_timing=debug' },
 });
 const events = await subscribeEvents(oc.url, { headers: oc.authHeaders });
 
@@ -88,7 +88,7 @@ async function handoffRound() {
   ms.script([{ ...SLOW_TURN }, {}]);
   const from = events.events.length;
   const seen = review ? await userIds(review) : new Set();
-  await api({ cmd: 'startHandoffReview', sessionId: original.id });
+  const flow = await api({ cmd: 'startHandoffReview', sessionId: original.id });
   // The review session exists once the flow prepared it (the first round creates it).
   const idleAt = await stampWhen(idleOf(original.id), 'the handoff turn idle', from);
   if (!review) {
@@ -103,6 +103,13 @@ async function handoffRound() {
   handoffSamples.push(prompt.at - idleAt.at);
   handoffServer.push(await serverGap(original.id, review, prompt.ev.properties.info.id));
   await events.waitFor(sessionIdle(review), { from, what: 'the review turn', timeoutMs: 60_000 });
+  // The flow ends once it released its claim (a request of its own to the server, which may
+  // come after the review turn): the next handoff would otherwise find this one running.
+  const deadline = Date.now() + 30_000;
+  while (!(await api({ cmd: 'snapshot' })).flows.find((f) => f.id === flow.id)?.ended) {
+    if (Date.now() > deadline) throw new Error('the handoff flow did not end');
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 async function baselineRound(i) {
@@ -125,15 +132,20 @@ async function baselineRound(i) {
   await events.waitFor(sessionIdle(b.id), { from, what: 'baseline reaction turn', timeoutMs: 60_000 });
 }
 
-for (let i = 0; i < ROUNDS; i++) {
-  // Which goes first alternates, so neither always follows the other's turn.
-  if (i % 2 === 0) {
-    await handoffRound();
-    await baselineRound(i);
-  } else {
-    await baselineRound(i);
-    await handoffRound();
+try {
+  for (let i = 0; i < ROUNDS; i++) {
+    // Which goes first alternates, so neither always follows the other's turn.
+    if (i % 2 === 0) {
+      await handoffRound();
+      await baselineRound(i);
+    } else {
+      await baselineRound(i);
+      await handoffRound();
+    }
   }
+} catch (e) {
+  console.error(`handoff rounds: ${handoffSamples.length}, baseline rounds: ${baselineSamples.length}; crosscheck's log:\n${cc.output()}`);
+  throw e;
 }
 
 // --- transfer --------------------------------------------------------------------------------
