@@ -159,7 +159,7 @@ impl LoopTask {
                     reconcile::Continuity::after_send(
                         &core,
                         gaps,
-                        &self.state.review_session_id,
+                        (self.state.review_session_id.as_str(), awaiting.as_str()),
                         self.state.sent_message_ids.iter().cloned().collect(),
                         self.state.started_at,
                     )
@@ -194,7 +194,7 @@ impl LoopTask {
                     continuity = Some(reconcile::Continuity::after_send(
                         &core,
                         gaps,
-                        &pending.session_id,
+                        (pending.session_id.as_str(), pending.message_id.as_str()),
                         ours,
                         self.state.started_at,
                     ));
@@ -210,11 +210,14 @@ impl LoopTask {
             let directory = self.directory().await?;
             // The reviewer cannot edit and the implementer waits: the code the review sees is
             // the code now, fingerprinted while the review runs.
+            // Started once the server shows the prompt, so that git does not compete with it.
             let seen = (self.state.phase == LoopPhase::Reviewing).then(|| {
-                let directory = directory.clone();
-                AbortOnDrop(tokio::spawn(
-                    async move { super::code::full(&directory).await },
-                ))
+                let (core, directory) = (core.clone(), directory.clone());
+                let (session, prompt) = (session.clone(), awaiting.clone());
+                AbortOnDrop(tokio::spawn(async move {
+                    reconcile::prompt_shown(&core, &session, &prompt).await;
+                    super::code::full(&directory).await
+                }))
             });
             // The implementer's code is fingerprinted while its turn runs (again after each
             // edit), so a claimed fix is checked without waiting for git after the reply.
