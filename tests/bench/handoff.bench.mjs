@@ -2,9 +2,9 @@
 // scripted model, through `crosscheck serve`'s HTTP Api. Figures only; nothing is asserted.
 //
 // - handoff: the implementer's turn goes idle (as this bench's own event stream sees it) -> the
-//   review prompt's user message appears in the review session. Baseline, in the same run: this
-//   bench itself sending a prompt the moment it sees a turn go idle (the floor: event delivery
-//   plus one `prompt_async`).
+//   review prompt's user message appears in the review session. Baseline, in the same run and
+//   round by round in turn with it: this bench itself sending a prompt the moment it sees a turn
+//   go idle (the floor: event delivery plus one `prompt_async`).
 // - transfer: the Transfer call leaves this bench -> the transferred text's user message appears
 //   in the linked session. Baseline: this bench calling `prompt_async` on OpenCode directly with
 //   the same request (the same parts, hidden one included, model and agent).
@@ -26,7 +26,7 @@ const oc = await startOpencode({ modelUrl: ms.url, password: PASSWORD });
 const cc = await startCrosscheck({
   opencodeUrl: oc.url,
   password: PASSWORD,
-  env: { CROSSCHECK_LOG: 'warn,crosscheck_core::transfer_timing=debug' },
+  env: { CROSSCHECK_LOG: process.env.CROSSCHECK_LOG ?? 'warn,crosscheck_core::transfer_timing=debug' },
 });
 const events = await subscribeEvents(oc.url, { headers: oc.authHeaders });
 
@@ -73,18 +73,24 @@ async function userIds(sid) {
 }
 
 // --- handoff ---------------------------------------------------------------------------------
+// Each round: a handoff through Crosscheck, then the baseline (this bench reacting to an idle by
+// sending a prompt itself), so that both meet the server in the same spell of the machine.
 const original = await oc.json('/session', { method: 'POST', body: { title: 'Bench original' } });
+const a = await oc.json('/session', { method: 'POST', body: { title: 'Bench baseline A' } });
+const b = await oc.json('/session', { method: 'POST', body: { title: 'Bench baseline B' } });
 const handoffSamples = [];
 const handoffServer = [];
+const baselineSamples = [];
+const baselineServer = [];
 let review = null;
-for (let i = 0; i < ROUNDS; i++) {
+
+async function handoffRound() {
   ms.script([{ ...SLOW_TURN }, {}]);
   const from = events.events.length;
   const seen = review ? await userIds(review) : new Set();
   const flow = await api({ cmd: 'startHandoffReview', sessionId: original.id });
   // The review session exists once the flow prepared it (the first round creates it).
-  const idle = stampWhen(idleOf(original.id), 'the handoff turn idle', from);
-  const idleAt = await idle;
+  const idleAt = await stampWhen(idleOf(original.id), 'the handoff turn idle', from);
   if (!review) {
     const deadline = Date.now() + 30_000;
     while (!review && Date.now() < deadline) {
@@ -97,15 +103,16 @@ for (let i = 0; i < ROUNDS; i++) {
   handoffSamples.push(prompt.at - idleAt.at);
   handoffServer.push(await serverGap(original.id, review, prompt.ev.properties.info.id));
   await events.waitFor(sessionIdle(review), { from, what: 'the review turn', timeoutMs: 60_000 });
-  void flow;
+  // The flow ends once it released its claim (a request of its own to the server, which may
+  // come after the review turn): the next handoff would otherwise find this one running.
+  const deadline = Date.now() + 30_000;
+  while (!(await api({ cmd: 'snapshot' })).flows.find((f) => f.id === flow.id)?.ended) {
+    if (Date.now() > deadline) throw new Error('the handoff flow did not end');
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
-// Baseline: this bench reacting to an idle by sending a prompt itself.
-const a = await oc.json('/session', { method: 'POST', body: { title: 'Bench baseline A' } });
-const b = await oc.json('/session', { method: 'POST', body: { title: 'Bench baseline B' } });
-const baselineSamples = [];
-const baselineServer = [];
-for (let i = 0; i < ROUNDS; i++) {
+async function baselineRound(i) {
   ms.script([{ ...SLOW_TURN }, {}]);
   const from = events.events.length;
   const seen = await userIds(b.id);
@@ -123,6 +130,22 @@ for (let i = 0; i < ROUNDS; i++) {
   baselineSamples.push(prompt.at - idleAt.at);
   baselineServer.push(await serverGap(a.id, b.id, prompt.ev.properties.info.id));
   await events.waitFor(sessionIdle(b.id), { from, what: 'baseline reaction turn', timeoutMs: 60_000 });
+}
+
+try {
+  for (let i = 0; i < ROUNDS; i++) {
+    // Which goes first alternates, so neither always follows the other's turn.
+    if (i % 2 === 0) {
+      await handoffRound();
+      await baselineRound(i);
+    } else {
+      await baselineRound(i);
+      await handoffRound();
+    }
+  }
+} catch (e) {
+  console.error(`handoff rounds: ${handoffSamples.length}, baseline rounds: ${baselineSamples.length}; crosscheck's log:\n${cc.output()}`);
+  throw e;
 }
 
 // --- transfer --------------------------------------------------------------------------------

@@ -5,7 +5,8 @@
 // (the first `server.connected` frame has only `{payload}`), and also repeats most events as
 // `{payload: {type: "sync", syncEvent: {id, type: "session.created.1", seq, aggregateID, data}}}`.
 // `/event` sends the bare `{id, type, properties}`. Events returned here are normalized to
-// `{type, properties, id, directory, project, raw}`.
+// `{type, properties, id, directory, project, raw}`, each with `at`, when it arrived
+// (ms since the epoch).
 
 /** Parse an SSE byte stream into the JSON of each `data:` frame. */
 export async function* sseFrames(body) {
@@ -65,6 +66,8 @@ export async function subscribeEvents(baseUrl, { path = '/global/event', headers
     try {
       for await (const frame of sseFrames(res.body)) {
         const ev = normalizeEvent(frame);
+        // When it reached this process, on the wall clock (ms since the epoch, sub-ms).
+        ev.at = performance.timeOrigin + performance.now();
         events.push(ev);
         if (ev.type === 'server.connected') connected();
         for (const w of [...waiters]) w.check(ev);

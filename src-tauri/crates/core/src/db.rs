@@ -3,7 +3,8 @@
 //! The cold review ledger lives in the same file under its own `review_` tables.
 
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::thread::ThreadId;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -12,10 +13,18 @@ use crate::settings::{Settings, Tab};
 
 /// The open database. Calls are short and run on the caller's thread.
 pub struct Db {
-    conn: Mutex<Connection>,
+    conn: Mutex<Held>,
+    /// Signalled when a [`Db::batch`] ends, for the calls of other threads waiting on it.
+    batch_over: Condvar,
     /// When this process opened the file (ms since the epoch): a transfer claim still pending
     /// from before then was left by a process that is gone.
     opened_at: i64,
+}
+
+/// The connection and the thread whose [`Db::batch`] holds it, if any.
+struct Held {
+    conn: Connection,
+    batch: Option<ThreadId>,
 }
 
 /// Saved tabs and the active one.
@@ -63,9 +72,26 @@ impl Db {
         conn.execute_batch(crate::review_pin::SCHEMA)?;
         conn.execute_batch(crate::attention::db::SCHEMA)?;
         Ok(Self {
-            conn: Mutex::new(conn),
+            conn: Mutex::new(Held { conn, batch: None }),
+            batch_over: Condvar::new(),
             opened_at: crate::model::now_ms(),
         })
+    }
+
+    /// The connection, once no other thread's batch holds it.
+    fn lock(&self) -> Result<MutexGuard<'_, Held>> {
+        let me = std::thread::current().id();
+        let mut held = self
+            .conn
+            .lock()
+            .map_err(|_| Error::Internal("database lock poisoned".into()))?;
+        while held.batch.is_some_and(|owner| owner != me) {
+            held = self
+                .batch_over
+                .wait(held)
+                .map_err(|_| Error::Internal("database lock poisoned".into()))?;
+        }
+        Ok(held)
     }
 
     /// When this process opened the database (ms since the epoch).
@@ -75,11 +101,33 @@ impl Db {
 
     /// Runs `f` on the connection (held for the call).
     pub(crate) fn with<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        let conn = self
-            .conn
-            .lock()
-            .map_err(|_| Error::Internal("database lock poisoned".into()))?;
-        f(&conn)
+        let held = self.lock()?;
+        f(&held.conn)
+    }
+
+    /// Runs `f` as one write transaction: every call `f` makes on this thread (each function's
+    /// own transaction becomes a savepoint in it, see [`Tx`]) is committed at once when it
+    /// answers `Ok`, and none of it when it fails. Other threads' calls wait until it ends; `f`
+    /// must not wait on another thread's use of the database.
+    pub(crate) fn batch<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        {
+            let mut held = self.lock()?;
+            if held.batch.is_some() {
+                // Already inside this thread's batch: part of it.
+                drop(held);
+                return f();
+            }
+            held.conn.execute_batch("BEGIN IMMEDIATE")?;
+            held.batch = Some(std::thread::current().id());
+        }
+        let mut open = OpenBatch {
+            db: self,
+            ended: false,
+        };
+        let out = f();
+        let end = if out.is_ok() { "COMMIT" } else { "ROLLBACK" };
+        open.end(end)?;
+        out
     }
 
     fn get_json<T: serde::de::DeserializeOwned>(&self, key: &str) -> Result<Option<T>> {
@@ -188,6 +236,96 @@ impl Db {
     }
 }
 
+/// A [`Db::batch`] under way: ended with a commit or a rollback, and rolled back when `f`
+/// unwinds, so other threads never wait on a batch that is gone.
+struct OpenBatch<'a> {
+    db: &'a Db,
+    ended: bool,
+}
+
+impl OpenBatch<'_> {
+    fn end(&mut self, sql: &str) -> Result<()> {
+        self.ended = true;
+        let mut held = self
+            .db
+            .conn
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let done = held.conn.execute_batch(sql);
+        if done.is_err() && !held.conn.is_autocommit() {
+            // A commit that failed leaves the transaction open: nothing of it is kept.
+            let _ = held.conn.execute_batch("ROLLBACK");
+        }
+        held.batch = None;
+        drop(held);
+        self.db.batch_over.notify_all();
+        Ok(done?)
+    }
+}
+
+impl Drop for OpenBatch<'_> {
+    fn drop(&mut self) {
+        if !self.ended {
+            let _ = self.end("ROLLBACK");
+        }
+    }
+}
+
+/// One function's write transaction: `BEGIN IMMEDIATE` on its own, a savepoint inside a
+/// [`Db::batch`] (committed with it). Rolled back when dropped without [`Tx::commit`].
+pub(crate) struct Tx<'c> {
+    conn: &'c Connection,
+    nested: bool,
+    done: bool,
+}
+
+impl<'c> Tx<'c> {
+    /// Begins a write on `conn`.
+    pub(crate) fn begin(conn: &'c Connection) -> rusqlite::Result<Self> {
+        let nested = !conn.is_autocommit();
+        conn.execute_batch(if nested {
+            "SAVEPOINT nested_write"
+        } else {
+            "BEGIN IMMEDIATE"
+        })?;
+        Ok(Self {
+            conn,
+            nested,
+            done: false,
+        })
+    }
+
+    /// Keeps the writes (into the batch's transaction, when nested).
+    pub(crate) fn commit(mut self) -> rusqlite::Result<()> {
+        self.done = true;
+        self.conn.execute_batch(if self.nested {
+            "RELEASE nested_write"
+        } else {
+            "COMMIT"
+        })
+    }
+}
+
+impl std::ops::Deref for Tx<'_> {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        self.conn
+    }
+}
+
+impl Drop for Tx<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = self.conn.execute_batch(if self.nested {
+                "ROLLBACK TO nested_write; RELEASE nested_write"
+            } else {
+                "ROLLBACK"
+            });
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,6 +376,80 @@ mod tests {
             .expect("pragmas");
         assert_eq!(journal, "wal");
         assert_eq!(synchronous, 1, "NORMAL");
+    }
+
+    fn put(db: &Db, key: &str) -> Result<()> {
+        db.with(|c| {
+            let tx = Tx::begin(c)?;
+            tx.execute("INSERT INTO app_kv (key, value) VALUES (?1, 'v')", [key])?;
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
+    fn keys(db: &Db) -> Vec<String> {
+        db.with(|c| {
+            let mut stmt = c.prepare("SELECT key FROM app_kv ORDER BY key")?;
+            let rows = stmt.query_map([], |r| r.get(0))?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+        .expect("keys")
+    }
+
+    /// A loop step's writes are one transaction: the functions' own transactions inside a batch
+    /// are kept together when it succeeds, and none of them when it fails.
+    #[test]
+    fn a_batch_keeps_all_of_its_writes_or_none() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = Db::open(&dir.path().join("b.db")).expect("open");
+        db.batch(|| {
+            put(&db, "a")?;
+            put(&db, "b")
+        })
+        .expect("batch");
+        assert_eq!(keys(&db), ["a", "b"]);
+        let failed = db.batch(|| {
+            put(&db, "c")?;
+            put(&db, "a") // a duplicate key: this write fails, and so does the batch
+        });
+        assert!(failed.is_err());
+        assert_eq!(keys(&db), ["a", "b"], "nothing of a failed batch is kept");
+        // A write that failed inside a batch that goes on is undone alone.
+        db.batch(|| {
+            assert!(put(&db, "a").is_err());
+            put(&db, "d")
+        })
+        .expect("batch");
+        assert_eq!(keys(&db), ["a", "b", "d"]);
+        put(&db, "e").expect("a write on its own after the batches");
+        assert_eq!(keys(&db), ["a", "b", "d", "e"]);
+    }
+
+    /// Another thread's call waits for the batch to end, so it neither joins the batch's
+    /// transaction nor sees half of it.
+    #[test]
+    fn other_threads_wait_for_a_batch() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = std::sync::Arc::new(Db::open(&dir.path().join("w.db")).expect("open"));
+        let (started_tx, started_rx) = std::sync::mpsc::channel();
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let other = {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                started_rx.recv().expect("the batch began");
+                keys(&db)
+            })
+        };
+        db.batch(|| {
+            put(&db, "a")?;
+            started_tx.send(()).expect("send");
+            // The other thread's read is blocked now; give it the chance to run.
+            let _ = go_rx.recv_timeout(std::time::Duration::from_millis(50));
+            put(&db, "b")
+        })
+        .expect("batch");
+        drop(go_tx);
+        assert_eq!(other.join().expect("join"), ["a", "b"]);
     }
 
     #[test]

@@ -97,7 +97,7 @@ pub fn record_review(
     at: i64,
 ) -> Result<Recorded> {
     db.with(|c| {
-        let tx = rusqlite::Transaction::new_unchecked(c, rusqlite::TransactionBehavior::Immediate)?;
+        let tx = crate::db::Tx::begin(c)?;
         if let Some(round) = tx
             .query_row(
                 "SELECT round FROM loop_rounds WHERE review_session = ?1 AND message_id = ?2",
@@ -290,7 +290,7 @@ pub fn record_answers_judged(
 ) -> Result<Vec<String>> {
     let answers = parse_answers(text);
     db.with(|c| {
-        let tx = rusqlite::Transaction::new_unchecked(c, rusqlite::TransactionBehavior::Immediate)?;
+        let tx = crate::db::Tx::begin(c)?;
         let round: u32 = tx.query_row(
             "SELECT COALESCE(MAX(round), 0) FROM loop_rounds WHERE review_session = ?1",
             [review_session],
@@ -403,7 +403,7 @@ pub fn withdraw_by_person(
     note: &str,
 ) -> Result<Vec<String>> {
     db.with(|c| {
-        let tx = rusqlite::Transaction::new_unchecked(c, rusqlite::TransactionBehavior::Immediate)?;
+        let tx = crate::db::Tx::begin(c)?;
         let round: u32 = tx.query_row(
             "SELECT COALESCE(MAX(round), 0) FROM loop_rounds WHERE review_session = ?1",
             [review_session],
@@ -445,7 +445,7 @@ pub fn withdraw_by_person(
 
 #[allow(clippy::too_many_arguments)]
 fn put_status(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &rusqlite::Connection,
     review_session: &str,
     id: &str,
     round: u32,
@@ -474,7 +474,7 @@ fn put_status(
 /// [`put_status`] with the lines a claimed-unchanged answer left as they were.
 #[allow(clippy::too_many_arguments)]
 fn put_status_with(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &rusqlite::Connection,
     review_session: &str,
     id: &str,
     round: u32,
@@ -499,7 +499,7 @@ fn put_status_with(
     Ok(())
 }
 
-fn next_seq(tx: &rusqlite::Transaction<'_>, review_session: &str) -> rusqlite::Result<i64> {
+fn next_seq(tx: &rusqlite::Connection, review_session: &str) -> rusqlite::Result<i64> {
     tx.query_row(
         "SELECT COALESCE(MAX(seq), 0) + 1 FROM loop_finding_status WHERE review_session = ?1",
         [review_session],

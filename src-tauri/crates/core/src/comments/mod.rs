@@ -180,7 +180,7 @@ pub fn set_status(db: &Db, id: &str, status: CommentStatus) -> Result<()> {
 /// Saves the prompt id chosen for these comments, before it is sent.
 pub(crate) fn set_message(db: &Db, ids: &[String], message_id: &str) -> Result<()> {
     db.with(|c| {
-        let tx = c.unchecked_transaction()?;
+        let tx = crate::db::Tx::begin(c)?;
         for id in ids {
             tx.execute(
                 "UPDATE line_comments SET message_id = ?2 WHERE id = ?1",
@@ -196,7 +196,7 @@ pub(crate) fn set_message(db: &Db, ids: &[String], message_id: &str) -> Result<(
 pub(crate) fn mark_sent(db: &Db, ids: &[String], message_id: Option<&str>) -> Result<()> {
     let now = now_ms();
     db.with(|c| {
-        let tx = c.unchecked_transaction()?;
+        let tx = crate::db::Tx::begin(c)?;
         for id in ids {
             tx.execute(
                 "UPDATE line_comments SET status = 'open', sent_at = ?2, updated_at = ?2,
@@ -213,7 +213,7 @@ pub(crate) fn mark_sent(db: &Db, ids: &[String], message_id: Option<&str>) -> Re
 pub(crate) fn forwarded(db: &Db, ids: &[String], message_id: &str) -> Result<()> {
     let now = now_ms();
     db.with(|c| {
-        let tx = c.unchecked_transaction()?;
+        let tx = crate::db::Tx::begin(c)?;
         for id in ids {
             tx.execute(
                 "UPDATE line_comments SET message_id = ?2, sent_at = ?3 WHERE id = ?1",

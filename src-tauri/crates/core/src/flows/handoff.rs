@@ -289,7 +289,7 @@ impl Flow {
         let findings_instructions = super::review_loop::hidden::for_reviewer(registry, &[], &[])?;
         let review_prompt_id = ids::message_id();
         let reviewer = reviewer.unwrap_or(choice);
-        let review = loop {
+        let (review, mark) = loop {
             let review = prepared.session().clone();
             self.state.review_session_id = Some(review.id.clone());
             self.state.reused = !matches!(prepared, Prepared::Created(_));
@@ -302,6 +302,7 @@ impl Flow {
                 return Ok(());
             }
             self.step(FlowStep::SendingReview);
+            let mark = super::review_loop::stream_mark(&core);
             let sent = turn::send(
                 &core,
                 &Prompt {
@@ -314,7 +315,7 @@ impl Flow {
             )
             .await;
             match sent {
-                Ok(()) => break review,
+                Ok(()) => break (review, mark),
                 Err(e) if turn::is_gone(&e) && !matches!(prepared, Prepared::Created(_)) => {
                     // Deleted since it was picked: unlink it and make a new one.
                     self.check_cancel()?;
@@ -341,6 +342,7 @@ impl Flow {
                 &review.id,
                 &review_prompt_id,
                 options,
+                mark,
             )?;
         }
         Ok(())

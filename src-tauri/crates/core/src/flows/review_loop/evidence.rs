@@ -213,7 +213,7 @@ pub fn windows_of_open(directory: &str, view: &FindingsView) -> Vec<(String, Win
 /// finding no longer open, or whose lines could not be read this round, has none).
 pub fn save(db: &Db, review_session: &str, round: u32, windows: &[(String, Window)]) -> Result<()> {
     db.with(|c| {
-        let tx = rusqlite::Transaction::new_unchecked(c, rusqlite::TransactionBehavior::Immediate)?;
+        let tx = crate::db::Tx::begin(c)?;
         tx.execute(
             "DELETE FROM loop_finding_windows WHERE review_session = ?1",
             [review_session],

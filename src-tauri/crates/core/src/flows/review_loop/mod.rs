@@ -153,18 +153,27 @@ pub async fn start(core: &Core, session_id: &str, options: LoopOptions) -> Resul
             )
         })?;
     drop(follow);
-    launch(core, &original, &review, &awaiting, options)
+    launch(core, &original, &review, &awaiting, options, None)
 }
 
-/// Starts a loop right after the handoff sent the first review prompt `prompt_id`.
+/// The event stream's state just before a prompt is sent (see [`reconcile`]): the handoff notes
+/// it before it sends the first review prompt, so that the loop's first step may act on the
+/// store as every later one does.
+pub(crate) fn stream_mark(core: &Core) -> Option<u64> {
+    reconcile::Continuity::before_send(core)
+}
+
+/// Starts a loop right after the handoff sent the first review prompt `prompt_id`; `mark` is
+/// the [`stream_mark`] taken just before that send.
 pub fn start_after_handoff(
     core: &Core,
     original: &str,
     review: &str,
     prompt_id: &str,
     options: LoopOptions,
+    mark: Option<u64>,
 ) -> Result<LoopState> {
-    launch(core, original, review, prompt_id, options)
+    launch(core, original, review, prompt_id, options, mark)
 }
 
 fn running_state(core: &Core, original: &str) -> Result<Option<LoopState>> {
@@ -180,6 +189,7 @@ fn launch(
     review: &str,
     awaiting: &str,
     options: LoopOptions,
+    sent_after: Option<u64>,
 ) -> Result<LoopState> {
     let now = now_ms();
     let state = LoopState {
@@ -212,11 +222,13 @@ fn launch(
         core.loops().release(original, &state.id);
         return Err(e);
     }
-    spawn(core, state.clone(), stop);
+    spawn(core, state.clone(), stop, sent_after);
     Ok(state)
 }
 
-fn spawn(core: &Core, state: LoopState, stop: watch::Receiver<bool>) {
+/// Runs the loop; `sent_after` is the stream mark taken before its awaited prompt was sent by
+/// this process (none on a resume).
+fn spawn(core: &Core, state: LoopState, stop: watch::Receiver<bool>, sent_after: Option<u64>) {
     core.emit(Change::Loop {
         state: state.clone(),
     });
@@ -228,6 +240,7 @@ fn spawn(core: &Core, state: LoopState, stop: watch::Receiver<bool>) {
             stop,
             timer: None,
             comments: Vec::new(),
+            sent_after,
         };
         task.run().await;
         core2
@@ -272,6 +285,7 @@ pub async fn stop(core: &Core, session_id: &str) -> Result<Option<LoopState>> {
         stop: watch::channel(false).1,
         timer: None,
         comments: Vec::new(),
+        sent_after: None,
     };
     task.finish(
         StopReason::UserStopped,
@@ -296,7 +310,7 @@ pub(crate) async fn resume_all(core: Core) {
     for state in records.into_iter().filter(|s| !s.ended) {
         if let Some(stop) = core.loops().claim(&state.original_session_id, &state.id) {
             tracing::info!(loop_id = %state.id, round = state.round, "resuming a review loop");
-            spawn(&core, state, stop);
+            spawn(&core, state, stop, None);
         }
     }
 }

@@ -48,16 +48,18 @@ impl Continuity {
         matches!(core.connection(), Connection::Ready { .. }).then_some(gaps)
     }
 
-    /// Starts the REST read of `session` right after the prompt was accepted.
+    /// Starts the REST read of `session` once the server shows the prompt `prompt_id` it
+    /// accepted (see [`prompt_shown`]).
     pub(super) fn after_send(
         core: &Core,
         gaps: u64,
-        session: &str,
+        (session, prompt_id): (&str, &str),
         ours: HashSet<String>,
         since: i64,
     ) -> Self {
-        let (core, session) = (core.clone(), session.to_owned());
+        let (core, session, prompt_id) = (core.clone(), session.to_owned(), prompt_id.to_owned());
         let check = tokio::spawn(async move {
+            prompt_shown(&core, &session, &prompt_id).await;
             let page = core
                 .client_for(&session)?
                 .messages(&session, Some(RECONCILE_PAGE), None)
@@ -89,6 +91,31 @@ impl Continuity {
             Err(_) => None,
         }
     }
+}
+
+/// The longest a step's work beside the turn waits for the server to show the prompt.
+const SHOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Waits until the store shows the user message `prompt_id` in `session` (the server created
+/// it), or [`SHOWN_WAIT`]: the server accepts a prompt before it creates its message, and a
+/// request or a process started in between competes with that for the machine.
+pub(super) async fn prompt_shown(core: &Core, session: &str, prompt_id: &str) {
+    let shown = |core: &Core| {
+        core.read_store(|s, _| {
+            s.transcript(session)
+                .is_some_and(|t| t.message(prompt_id).is_some())
+        })
+    };
+    let _ = crate::turn::wait_for(
+        core,
+        |change| {
+            matches!(change, crate::api_types::Change::MessageUpserted { info } if info.id == prompt_id)
+        },
+        |_| shown(core).then_some(()),
+        Some(tokio::time::Instant::now() + SHOWN_WAIT),
+        None,
+    )
+    .await;
 }
 
 impl Drop for Continuity {

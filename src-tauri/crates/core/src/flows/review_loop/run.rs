@@ -55,6 +55,9 @@ pub(crate) struct LoopTask {
     pub timer: Option<super::timing::StepTimer>,
     /// The person's open line comments, read before the reviewer's reply is decided on.
     pub comments: Vec<crate::comments::LineComment>,
+    /// The stream mark taken just before the awaited prompt was sent, when this process sent it
+    /// (the handoff's review prompt): the first step may then act on the store.
+    pub sent_after: Option<u64>,
 }
 
 impl LoopTask {
@@ -147,6 +150,21 @@ impl LoopTask {
         // A prompt chosen in this run has not been sent; one found in the record after a
         // restart may have been.
         let mut fresh = false;
+        // The first review prompt, sent by the handoff just now: read over REST while its
+        // turn runs, as for the loop's own sends.
+        let mut first = self.sent_after.take().and_then(|gaps| {
+            let awaiting = self.state.awaiting_message_id.as_ref()?;
+            (self.state.pending.is_none() && self.state.sent_message_ids == [awaiting.clone()])
+                .then(|| {
+                    reconcile::Continuity::after_send(
+                        &core,
+                        gaps,
+                        (self.state.review_session_id.as_str(), awaiting.as_str()),
+                        self.state.sent_message_ids.iter().cloned().collect(),
+                        self.state.started_at,
+                    )
+                })
+        });
         loop {
             if *self.stop.borrow() {
                 return Ok((
@@ -158,7 +176,7 @@ impl LoopTask {
             if let Some(detail) = self.state.budget_spent(now_ms()) {
                 return Ok((StopReason::Budget, detail, vec![]));
             }
-            let mut continuity = None;
+            let mut continuity = first.take();
             if let Some(pending) = self.state.pending.clone() {
                 let gaps = reconcile::Continuity::before_send(&core);
                 self.ensure_sent(&pending, fresh).await?;
@@ -176,7 +194,7 @@ impl LoopTask {
                     continuity = Some(reconcile::Continuity::after_send(
                         &core,
                         gaps,
-                        &pending.session_id,
+                        (pending.session_id.as_str(), pending.message_id.as_str()),
                         ours,
                         self.state.started_at,
                     ));
@@ -192,11 +210,14 @@ impl LoopTask {
             let directory = self.directory().await?;
             // The reviewer cannot edit and the implementer waits: the code the review sees is
             // the code now, fingerprinted while the review runs.
+            // Started once the server shows the prompt, so that git does not compete with it.
             let seen = (self.state.phase == LoopPhase::Reviewing).then(|| {
-                let directory = directory.clone();
-                AbortOnDrop(tokio::spawn(
-                    async move { super::code::full(&directory).await },
-                ))
+                let (core, directory) = (core.clone(), directory.clone());
+                let (session, prompt) = (session.clone(), awaiting.clone());
+                AbortOnDrop(tokio::spawn(async move {
+                    reconcile::prompt_shown(&core, &session, &prompt).await;
+                    super::code::full(&directory).await
+                }))
             });
             // The implementer's code is fingerprinted while its turn runs (again after each
             // edit), so a claimed fix is checked without waiting for git after the reply.
@@ -234,7 +255,12 @@ impl LoopTask {
                         }
                     };
                     self.comments = comments;
-                    if let Some(stop) = self.after_reviewer(&text, &reply_id, &directory, seen)? {
+                    // The round, its coverage and windows, the comments forwarded and the
+                    // record with the next prompt's id: one write, committed before the send.
+                    let stopped = core
+                        .db()
+                        .batch(|| self.after_reviewer(&text, &reply_id, &directory, seen))?;
+                    if let Some(stop) = stopped {
                         return Ok(stop);
                     }
                 }
@@ -262,7 +288,9 @@ impl LoopTask {
                     if let Some(t) = &mut self.timer {
                         t.mark("fingerprint");
                     }
-                    self.after_implementer(&text, &reply_id, &by_lines, moved)?
+                    // The answers and the record with the next prompt's id: one write.
+                    core.db()
+                        .batch(|| self.after_implementer(&text, &reply_id, &by_lines, moved))?;
                 }
                 LoopPhase::Stopped => {
                     return Err(Error::Internal("a stopped loop ran".into()));
@@ -766,7 +794,7 @@ impl LoopTask {
             }
             _ => return Ok(None),
         };
-        self.timer = Some(super::timing::StepTimer::start());
+        self.timer = Some(super::timing::StepTimer::for_reply(&reply_id));
         // The event stream is lossy where it breaks: unbroken since the send and read over REST
         // while the turn ran, the store's transcript is the server's; else the server's own
         // transcript decides now.

@@ -9,15 +9,33 @@ use std::time::Instant;
 #[derive(Debug)]
 pub(crate) struct StepTimer {
     seen: Instant,
+    /// The same moment on the wall clock (ms since the epoch), to set beside the server's own
+    /// timestamps (the reply's completion, the next prompt's creation).
+    seen_at: f64,
+    /// The reply the step answers (a loop step's).
+    reply_id: Option<String>,
     marks: Vec<(&'static str, Instant)>,
 }
 
 impl StepTimer {
     /// Starts timing a step now (the reply was just seen complete, or a transfer was asked for).
     pub(crate) fn start() -> Self {
+        let seen_at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64() * 1000.0);
         Self {
             seen: Instant::now(),
-            marks: Vec::with_capacity(6),
+            seen_at,
+            reply_id: None,
+            marks: Vec::with_capacity(8),
+        }
+    }
+
+    /// Starts timing the loop step that answers `reply_id` (just seen complete).
+    pub(crate) fn for_reply(reply_id: &str) -> Self {
+        Self {
+            reply_id: Some(reply_id.to_owned()),
+            ..Self::start()
         }
     }
 
@@ -60,13 +78,16 @@ impl StepTimer {
         );
     }
 
-    /// Logs each stage's time and the total.
+    /// Logs each stage's time and the total, with the reply the step answered and when (on the
+    /// wall clock) the store showed it complete.
     pub(crate) fn log(&self, loop_id: &str, round: u32) {
         let (stages, total) = self.stages();
         tracing::debug!(
             target: "crosscheck_core::loop_timing",
             loop_id,
             round,
+            reply_id = self.reply_id.as_deref().unwrap_or_default(),
+            seen_at = format!("{:.2}", self.seen_at),
             "loop step (ms):{stages}, total {total:.2}"
         );
     }
