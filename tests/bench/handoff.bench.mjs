@@ -152,6 +152,13 @@ try {
 // The review session answered every round; transfer each of its replies back to the original,
 // newest first (each once: a message sent before asks first).
 await api({ cmd: 'openSession', sessionId: review });
+// A person transfers a reply they see: reaching the older ones means scrolling up, which loads
+// the older pages into the open transcript (the UI's loadOlder); without it the older replies
+// of a long run would be read from the server, which no click does.
+for (let pages = 0; pages < 50; pages++) {
+  const older = await api({ cmd: 'loadOlder', sessionId: review });
+  if (!older.hasOlder) break;
+}
 const transferSamples = [];
 const directSamples = [];
 /** How long OpenCode takes to answer `prompt_async` itself (the 204), nothing else in flight. */
