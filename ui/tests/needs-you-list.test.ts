@@ -15,7 +15,7 @@ const { default: NeedsYou } = await import('$lib/components/sessions/NeedsYou.sv
 const { store } = await import('$lib/state/store.svelte');
 
 function session(id: string, ...attention: AttentionReason[]): SessionView {
-  return { id, slug: id, projectID: 'p', directory: '/a', version: '1', title: `Session ${id}`, time: { created: 1, updated: 2 }, attention };
+  return { id, slug: id, projectID: 'p', directory: '/a', title: `Session ${id}`, time: { created: 1, updated: 2 }, attention };
 }
 
 function permission(requestId: string, since: number): AttentionReason {
