@@ -45,8 +45,13 @@ pub struct SavedTabs {
 }
 
 impl Db {
-    /// Opens (creating if needed) the database file and its tables.
-    pub fn open(path: &Path) -> Result<Self> {
+    /// Opens (creating if needed) the database file with Crosscheck's own key-value tables,
+    /// then lets `schema` create the tables of the modules that keep state in it ([`Db::open`]
+    /// passes them all; `db` itself names none of them).
+    pub(crate) fn open_with(
+        path: &Path,
+        schema: impl FnOnce(&Connection) -> rusqlite::Result<()>,
+    ) -> Result<Self> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)
                 .map_err(|e| Error::StoredData(format!("cannot create {}: {e}", dir.display())))?;
@@ -64,13 +69,7 @@ impl Db {
             "CREATE TABLE IF NOT EXISTS app_kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
              CREATE TABLE IF NOT EXISTS app_prompt_overrides (name TEXT PRIMARY KEY, template TEXT NOT NULL, updated_at INTEGER NOT NULL);",
         )?;
-        crate::findings::create_tables(&conn)?;
-        crate::model::loop_record::create_table(&conn)?;
-        crate::transfer_log::create_table(&conn)?;
-        crate::comments::create_table(&conn)?;
-        crate::servers::saved::create_table(&conn)?;
-        conn.execute_batch(crate::review_pin::SCHEMA)?;
-        conn.execute_batch(crate::attention::db::SCHEMA)?;
+        schema(&conn)?;
         Ok(Self {
             conn: Mutex::new(Held { conn, batch: None }),
             batch_over: Condvar::new(),

@@ -58,7 +58,7 @@ pub(crate) fn create_tables(conn: &rusqlite::Connection) -> rusqlite::Result<()>
     if !has_lines {
         conn.execute_batch("ALTER TABLE loop_finding_status ADD COLUMN unchanged_lines TEXT")?;
     }
-    conn.execute_batch(crate::flows::review_loop::evidence::SCHEMA)
+    Ok(())
 }
 
 /// How an implementer's FIXED claim left its finding's code.

@@ -24,6 +24,7 @@ mod replay;
 pub mod report;
 pub mod requests;
 pub mod review_pin;
+mod schema;
 pub mod search;
 pub mod servers;
 mod services;

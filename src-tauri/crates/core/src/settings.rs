@@ -44,7 +44,7 @@ pub struct Settings {
     /// Which OS notifications the UI shows (all of them unless turned off).
     pub notifications: NotificationSettings,
     /// The review loop's budget when its dialog sets none (no limit by default).
-    pub loop_budget: crate::model::loop_record::LoopBudget,
+    pub loop_budget: crate::model::budget::LoopBudget,
 }
 
 /// Shell commands a read-only reviewer may run by default: none. The pinned OpenCode asks
@@ -158,7 +158,7 @@ impl Default for Settings {
                 .map(|s| (*s).to_owned())
                 .collect(),
             notifications: NotificationSettings::default(),
-            loop_budget: crate::model::loop_record::LoopBudget::default(),
+            loop_budget: crate::model::budget::LoopBudget::default(),
         }
     }
 }

@@ -3,6 +3,7 @@
 //! `flows/` or `requests/`), so [`crate::api_types`] can name them without reaching up.
 
 pub mod attention;
+pub mod budget;
 pub mod comment;
 pub mod findings;
 pub mod flow;
