@@ -50,7 +50,7 @@ impl Db {
     /// passes them all; `db` itself names none of them).
     pub(crate) fn open_with(
         path: &Path,
-        schema: impl FnOnce(&Connection) -> rusqlite::Result<()>,
+        schema: impl FnOnce(&Connection) -> Result<()>,
     ) -> Result<Self> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)

@@ -17,7 +17,7 @@ impl Db {
 }
 
 /// Creates (or brings up to date) every module's tables.
-fn create_all(conn: &Connection) -> rusqlite::Result<()> {
+fn create_all(conn: &Connection) -> Result<()> {
     crate::findings::create_tables(conn)?;
     conn.execute_batch(crate::flows::review_loop::evidence::SCHEMA)?;
     crate::model::loop_record::create_table(conn)?;
@@ -25,5 +25,6 @@ fn create_all(conn: &Connection) -> rusqlite::Result<()> {
     crate::comments::create_table(conn)?;
     crate::servers::saved::create_table(conn)?;
     conn.execute_batch(crate::review_pin::SCHEMA)?;
-    conn.execute_batch(crate::attention::db::SCHEMA)
+    conn.execute_batch(crate::attention::db::SCHEMA)?;
+    Ok(())
 }
