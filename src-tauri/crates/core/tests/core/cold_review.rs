@@ -818,13 +818,23 @@ async fn the_apps_opencode_review_goes_through_the_turn_room_and_a_lost_answer_i
     h.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_scratch_session_deleted_mid_review_ends_it_with_a_clear_failure() {
-    // The time limit is an hour: only the deletion can end this review.
+/// A cold review through OpenCode whose reviewer never answers, with a time limit of an hour
+/// (only what the test does can end it): the harness, the reviewed session, a change stream
+/// subscribed before the review started, and the review's first progress with its changes.
+struct HungReview {
+    h: Harness,
+    sid: String,
+    watched: tokio::sync::broadcast::Receiver<crosscheck_core::api_types::Stamped>,
+    first: ReviewProgress,
+    changes: tokio::sync::broadcast::Receiver<crosscheck_core::api_types::Stamped>,
+}
+
+/// Starts a [`HungReview`].
+async fn hung_review() -> HungReview {
     let h = harness_with(opencode_config(3_600_000), None, None).await;
     let (sid, _) = session_with_reply(&h, PLAN).await;
     h.fake.script_any(Reply::hang(plan_clean()));
-    let mut watched = h.core.subscribe();
+    let watched = h.core.subscribe();
     let (first, changes) = start_review(
         &h,
         Request::ColdReview(crosscheck_core::requests::ColdReview {
@@ -834,6 +844,25 @@ async fn a_scratch_session_deleted_mid_review_ends_it_with_a_clear_failure() {
         }),
     )
     .await;
+    HungReview {
+        h,
+        sid,
+        watched,
+        first,
+        changes,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scratch_session_deleted_mid_review_ends_it_with_a_clear_failure() {
+    // The time limit is an hour: only the deletion can end this review.
+    let HungReview {
+        h,
+        sid,
+        mut watched,
+        first,
+        changes,
+    } = hung_review().await;
     let reviewed = sid.clone();
     h.fake
         .wait_until("the scratch session's turn", SHORT, move |s| {
@@ -874,19 +903,13 @@ async fn a_scratch_session_deleted_mid_review_ends_it_with_a_clear_failure() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_dying_mid_review_ends_it_at_once_as_unreachable() {
     // The time limit is an hour: only the server going away can end this review.
-    let h = harness_with(opencode_config(3_600_000), None, None).await;
-    let (sid, _) = session_with_reply(&h, PLAN).await;
-    h.fake.script_any(Reply::hang(plan_clean()));
-    let mut watched = h.core.subscribe();
-    let (first, changes) = start_review(
-        &h,
-        Request::ColdReview(crosscheck_core::requests::ColdReview {
-            session_id: sid.clone(),
-            message_id: None,
-            path: None,
-        }),
-    )
-    .await;
+    let HungReview {
+        h,
+        sid,
+        mut watched,
+        first,
+        changes,
+    } = hung_review().await;
     wait_change(&mut watched, SHORT, "the reviewer's turn under way", |c| {
         matches!(c, Change::MessageUpserted { info } if info.session_id != sid && info.role == "assistant")
     })
