@@ -52,6 +52,17 @@ function page(seq: number, messages: MessageWithParts[], hasOlder = false): Tran
 
 const at = (seq: number, change: Change): Stamped => ({ seq, change });
 
+/** Animation frames the test runs by hand: the callbacks requested, in order. */
+function stubFrames(): FrameRequestCallback[] {
+  const frames: FrameRequestCallback[] = [];
+  vi.stubGlobal('requestAnimationFrame', (cb: FrameRequestCallback) => {
+    frames.push(cb);
+    return frames.length;
+  });
+  vi.stubGlobal('cancelAnimationFrame', () => undefined);
+  return frames;
+}
+
 describe('store: snapshot', () => {
   it('applies a snapshot', () => {
     const store = new Store();
@@ -387,12 +398,7 @@ describe('store: batching', () => {
   });
 
   it('applies queued changes once per animation frame', () => {
-    const frames: FrameRequestCallback[] = [];
-    vi.stubGlobal('requestAnimationFrame', (cb: FrameRequestCallback) => {
-      frames.push(cb);
-      return frames.length;
-    });
-    vi.stubGlobal('cancelAnimationFrame', () => undefined);
+    const frames = stubFrames();
     const store = new Store();
     store.applySnapshot(snapshot());
     store.enqueue([at(11, { type: 'sessionUpserted', session: session('a') })]);
@@ -408,12 +414,7 @@ describe('store: batching', () => {
   });
 
   it('applies at once what changes a session\'s attention, with everything queued before it', () => {
-    const frames: FrameRequestCallback[] = [];
-    vi.stubGlobal('requestAnimationFrame', (cb: FrameRequestCallback) => {
-      frames.push(cb);
-      return frames.length;
-    });
-    vi.stubGlobal('cancelAnimationFrame', () => undefined);
+    const frames = stubFrames();
     const store = new Store();
     store.applySnapshot(snapshot());
     const asked = { kind: 'permission' as const, since: 5, words: 'bash ls', requestId: 'per_1', questions: [] };
