@@ -12,7 +12,8 @@
 pub const DESKTOP_ENTRY: &str = "crosscheck-desktop.desktop";
 
 /// Shows `count` on the launcher icon (none at 0). Failing to reach the session bus is not an
-/// error the person can act on: it is logged, once per failure, and the title still counts.
+/// error the person can act on: it is logged at debug level and answered to the window, which
+/// ignores it (the title still counts).
 #[tauri::command]
 pub async fn set_badge_count(window: tauri::Window, count: u32) -> Result<(), String> {
     #[cfg(target_os = "linux")]
