@@ -22,7 +22,7 @@ const session: SessionView = {
 };
 
 describe('loop notifications', () => {
-  it('tells of a stop once, with the reason', () => {
+  it('tells of a stop once, with the reason', async () => {
     vi.spyOn(document, 'hasFocus').mockReturnValue(false);
     const stopped: SessionView = {
       ...session,
@@ -31,8 +31,14 @@ describe('loop notifications', () => {
     sessionChanged(stopped, session);
     sessionChanged(stopped, stopped);
     sessionChanged({ ...stopped, title: 'Renamed' }, session);
-    expect(shown).toEqual([
-      { title: 'Review loop stopped', body: 'Review: Login: stalled: no progress', sessionId: 'ses_rev', tag: 'loop:ses_rev' },
-    ]);
+    // Shown after the frame with the change, not in the change's own task.
+    expect(shown).toEqual([]);
+    await vi.waitFor(() =>
+      expect(shown).toEqual([
+        { title: 'Review loop stopped', body: 'Review: Login: stalled: no progress', sessionId: 'ses_rev', tag: 'loop:ses_rev' },
+      ]),
+    );
+    await new Promise((r) => setTimeout(r, 150));
+    expect(shown).toHaveLength(1);
   });
 });

@@ -22,3 +22,24 @@ export function afterPaint(run: () => void): () => void {
     if (timer !== null) clearTimeout(timer);
   };
 }
+
+/** Runs `run` once, after the next frame has painted or after `fallbackMs` if no frame comes
+ * first (a hidden or throttled window draws none): for work a person should meet soon but that
+ * must not hold back the frame showing a change (the window title, notifications). */
+export function soonAfterPaint(run: () => void, fallbackMs = 100): () => void {
+  let done = false;
+  const once = () => {
+    if (done) return;
+    done = true;
+    cancelPaint();
+    clearTimeout(timer);
+    run();
+  };
+  const cancelPaint = afterPaint(once);
+  const timer = setTimeout(once, fallbackMs);
+  return () => {
+    done = true;
+    cancelPaint();
+    clearTimeout(timer);
+  };
+}

@@ -5,6 +5,7 @@
 import { NeedsYouIndex, nextItem, type NeedsYouItem } from '$lib/attention';
 import { HostError, invoke } from '$lib/host';
 import { setBadgeCount, setTitleCount } from '$lib/host/badge';
+import { soonAfterPaint } from '$lib/frames';
 import { t, tError } from '$lib/i18n/index.svelte';
 import type { PermissionReplyKind } from '$lib/types/PermissionReplyKind';
 import { store } from '../store.svelte';
@@ -57,11 +58,25 @@ export function startSeeing(): () => void {
       void unread;
       void invoke({ cmd: 'seeSessions', sessionIds: ids }).catch(() => undefined);
     });
+    // The title and badge follow once the frame showing the change has painted (setting the
+    // title is a synchronous call into the browser or window that would hold that frame back),
+    // and only when the count or the app's name changed.
+    let shown: string | null = null;
+    let pending: (() => void) | null = null;
     $effect(() => {
       const count = items().length;
-      setTitleCount(t('app.name'), count);
-      setBadgeCount(count);
+      const name = t('app.name');
+      const key = `${count}:${name}`;
+      if (key === shown) return;
+      pending?.();
+      pending = soonAfterPaint(() => {
+        pending = null;
+        shown = key;
+        setTitleCount(name, count);
+        setBadgeCount(count);
+      });
     });
+    return () => pending?.();
   });
   return () => {
     window.removeEventListener('focus', onFocus);

@@ -3,6 +3,7 @@
 // opens its session in the main area.
 
 import { askNotificationPermission, onNotificationClick, playSound, showNotification, type NotifyPermission } from '$lib/host/notifications';
+import { soonAfterPaint } from '$lib/frames';
 import type { SessionView } from '$lib/types/SessionView';
 import { Notifier } from '../notifier';
 import { store } from '../store.svelte';
@@ -16,12 +17,14 @@ export function onScreen(sessionId: string): boolean {
 }
 
 export const notifier = new Notifier({
-  show: showNotification,
+  // Shown once the frame with the change has painted: asking the platform for the permission
+  // and showing the notification are synchronous calls that would hold that frame back.
+  show: (n) => new Promise((resolve) => soonAfterPaint(() => void showNotification(n).then(resolve, () => resolve(false)))),
   focused: () => typeof document !== 'undefined' && document.hasFocus(),
   onScreen,
   enabled: (kind) => store.settings.notifications?.[kind] ?? true,
   sound: () => {
-    if (store.settings.notifications?.sound) playSound();
+    if (store.settings.notifications?.sound) soonAfterPaint(playSound);
   },
 });
 
