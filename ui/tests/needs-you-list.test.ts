@@ -64,4 +64,47 @@ describe('needs you list', () => {
     expect(after[0].querySelectorAll('[data-testid="needs-you-permit"]')).toHaveLength(3);
     expect(after[0].querySelector('[data-testid="needs-you-words"]')?.textContent).toBe('bash per_c');
   });
+
+  it('builds the first rows of a long list and the rest on asking, always with the session shown', async () => {
+    const { ui } = await import('$lib/state/ui.svelte');
+    const many = Array.from({ length: 30 }, (_, i) => session(`ses_${String(i).padStart(2, '0')}`, permission(`per_${i}`, 100 + i)));
+    store.applySnapshot({
+      seq: 20,
+      connection: { state: 'ready', url: 'http://127.0.0.1:4096', version: '1', managed: true },
+      sessions: many,
+      statuses: {},
+      permissions: [],
+      settings: store.settings,
+      tabs: [],
+      flows: [],
+      sessionErrors: {},
+    });
+    const target = document.createElement('div');
+    document.body.appendChild(target);
+    app = mount(NeedsYou, { target });
+    flushSync();
+    // Newest first: per_29 .. per_18, then the button for the 18 others.
+    expect(rows().map((r) => r.dataset.requestId)).toEqual(Array.from({ length: 12 }, (_, i) => `per_${29 - i}`));
+    const more = () => document.querySelector<HTMLButtonElement>('[data-testid="needs-you-more"]');
+    expect(more()?.textContent).toBe('Show 18 more');
+    // The count on the filter still says all of them.
+    expect(document.querySelector('.count')?.textContent).toBe('30');
+
+    // The session shown is among the rows even when it is further down.
+    ui.selectedSessionId = 'ses_02';
+    flushSync();
+    expect(rows()).toHaveLength(28);
+    expect(rows().at(-1)?.dataset.requestId).toBe('per_2');
+    ui.selectedSessionId = null;
+    flushSync();
+
+    more()?.click();
+    flushSync();
+    expect(rows()).toHaveLength(24);
+    expect(more()?.textContent).toBe('Show 6 more');
+    more()?.click();
+    flushSync();
+    expect(rows()).toHaveLength(30);
+    expect(more()).toBeNull();
+  });
 });

@@ -68,6 +68,7 @@ export const de: Record<MessageKey, string> = {
   'needsYou.kind.loopEnded': 'Review-Schleife beendet',
   'needsYou.kind.reviewStale': 'Das Review ist veraltet',
   'needsYou.kind.handoffFailed': 'Die Übergabe ist fehlgeschlagen',
+  'needsYou.more': '{count} weitere zeigen',
   'needsYou.once': 'Einmal erlauben',
   'needsYou.always': 'Immer',
   'needsYou.reject': 'Ablehnen',

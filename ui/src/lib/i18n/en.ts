@@ -67,6 +67,7 @@ export const en = {
   'needsYou.kind.loopEnded': 'Review loop ended',
   'needsYou.kind.reviewStale': 'The review is stale',
   'needsYou.kind.handoffFailed': 'The handoff failed',
+  'needsYou.more': 'Show {count} more',
   'needsYou.once': 'Allow once',
   'needsYou.always': 'Always',
   'needsYou.reject': 'Reject',
