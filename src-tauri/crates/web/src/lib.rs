@@ -174,6 +174,11 @@ async fn accept(
                 continue;
             }
         };
+        // The change stream writes small events one after another: each goes out at once
+        // rather than waiting for the browser to acknowledge the one before (Nagle's delay).
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!("nodelay: {e}");
+        }
         let service = TowerToHyperService::new(router.clone());
         tokio::spawn(async move {
             let connection = hyper::server::conn::http1::Builder::new()
