@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildTree, filterTree, type RowGroup } from '$lib/sidebarTree';
-import { heightsMoved, rowSlice, SLOT_HEIGHT, sidebarSlots, slotOffsets, slotRange, TypicalHeight, type SidebarPart } from '$lib/sidebarWindow';
+import { heightsMoved, rowSlice, SLOT_HEIGHT, sidebarSlots, slotOffsets, slotRange, RowKeys, TypicalHeight, type SidebarPart } from '$lib/sidebarWindow';
 import type { SessionView } from '$lib/types/SessionView';
 
 function session(id: string, updated: number, extra: Partial<SessionView> = {}): SessionView {
@@ -115,5 +115,19 @@ describe('row heights', () => {
     expect(heightsMoved(['a'], [undefined], measured, 46)).toBe(true);
     expect(heightsMoved(['b'], [47.5], measured, 47.5)).toBe(true);
     expect(heightsMoved(['a', 'b'], [undefined, 60], measured, 47.5)).toBe(false);
+  });
+});
+
+describe('row keys', () => {
+  it('keeps a listed session on its key and gives the keys of the ones that went to the ones that came', () => {
+    const keys = new RowKeys();
+    expect(keys.assign(['a', 'b', 'c'])).toEqual([0, 1, 2]);
+    // Scrolled by one: a goes, d comes and takes its key; b and c keep theirs.
+    expect(keys.assign(['b', 'c', 'd'])).toEqual([1, 2, 0]);
+    // A filter swaps every row: the same three keys, nothing new built.
+    expect(keys.assign(['x', 'y', 'z'])).toEqual([0, 1, 2]);
+    // More rows than before: z's key goes to w, a new key for v; the same ids again, the same keys.
+    expect(keys.assign(['y', 'w', 'x', 'v'])).toEqual([1, 2, 0, 3]);
+    expect(keys.assign(['y', 'w', 'x', 'v'])).toEqual([1, 2, 0, 3]);
   });
 });

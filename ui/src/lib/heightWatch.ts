@@ -43,10 +43,19 @@ export class HeightWatch {
           });
   }
 
-  /** A Svelte action: measures a row while it is in the page. */
-  readonly measure = (node: HTMLElement) => {
+  /**
+   * A Svelte action: measures a row while it is in the page. Its optional parameter is the row's
+   * key: a row reused for another key is measured again (observing anew reports its size).
+   */
+  readonly measure = (node: HTMLElement, _key?: string) => {
     this.observer?.observe(node);
-    return { destroy: () => this.observer?.unobserve(node) };
+    return {
+      update: () => {
+        this.observer?.unobserve(node);
+        this.observer?.observe(node);
+      },
+      destroy: () => this.observer?.unobserve(node),
+    };
   };
 
   /** Follows the container's height; returns the function that stops following it. */

@@ -153,3 +153,37 @@ export function rowSlice(first: number, count: number, offsets: ArrayLike<number
     after: offsets[first + count] - offsets[first + to],
   };
 }
+
+/**
+ * Keys for a windowed list's rows that let a row built for one session show another: a session
+ * still listed keeps its key; a session that went frees its key, which a session coming in
+ * takes. A keystroke that swaps the rows in view then updates the rows it has instead of
+ * destroying them all and building new ones (the same for a scroll: the row leaving at one end
+ * becomes the one coming in at the other).
+ */
+export class RowKeys {
+  private readonly keyOf = new Map<string, number>();
+  private next = 0;
+
+  /** The key of each id, in order (ids are distinct). */
+  assign(ids: readonly string[]): number[] {
+    const wanted = new Set(ids);
+    const free: number[] = [];
+    for (const [id, key] of this.keyOf) {
+      if (!wanted.has(id)) {
+        free.push(key);
+        this.keyOf.delete(id);
+      }
+    }
+    free.sort((a, b) => a - b);
+    let f = 0;
+    return ids.map((id) => {
+      let key = this.keyOf.get(id);
+      if (key === undefined) {
+        key = f < free.length ? free[f++] : this.next++;
+        this.keyOf.set(id, key);
+      }
+      return key;
+    });
+  }
+}
