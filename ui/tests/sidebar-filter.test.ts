@@ -119,3 +119,31 @@ describe('sidebar filter', () => {
     expect(holdOrder(narrowed, held, Infinity, again)).toBe(again);
   });
 });
+
+describe('held order answers', () => {
+  it('answers the same inputs with the same answer, and new inputs anew', () => {
+    const tree = buildTree([session('a', 2, 'A'), session('b', 1, 'B')]);
+    const shown = filterTree(tree);
+    const held = captureOrder(shown);
+    const first = holdOrder(shown, held, 5);
+    expect(holdOrder(shown, held, 5, first)).toBe(first);
+    // Another moment held: rows updated after it are marked.
+    const later = holdOrder(shown, held, 1, first);
+    expect(later).not.toBe(first);
+    expect([...later.moved]).toEqual(['a']);
+    // Released: the fresh order.
+    expect(holdOrder(shown, null, Infinity, later).moved.size).toBe(0);
+  });
+});
+
+describe('search hits as the filter input', () => {
+  it('keeps the same set while a search finds no new session, a new one when it does', async () => {
+    const { sameIdsAs } = await import('$lib/sidebarTree');
+    const a = sameIdsAs(new Set(['x']), undefined);
+    expect(sameIdsAs(new Set(['x']), a)).toBe(a);
+    const b = sameIdsAs(new Set(['x', 'y']), a);
+    expect(b).not.toBe(a);
+    expect([...b]).toEqual(['x', 'y']);
+    expect(sameIdsAs(new Set(['y']), b)).not.toBe(b);
+  });
+});

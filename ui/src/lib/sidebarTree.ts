@@ -255,6 +255,12 @@ function ranksOf(order: readonly string[] | undefined): ReadonlyMap<string, numb
   return ranks;
 }
 
+/** `next`, or `previous` when it holds the same ids: a search's progress that found no new
+ * session (most of them: it counts what it read) leaves the filter's input as it was. */
+export function sameIdsAs(next: Set<string>, previous: Set<string> | undefined): Set<string> {
+  return previous && sameSet(next, previous) ? previous : next;
+}
+
 function sameSet(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
   if (a.size !== b.size) return false;
   for (const x of a) if (!b.has(x)) return false;
@@ -269,6 +275,17 @@ function sameSet(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
  * and the answer is `previous` itself when nothing changed.
  */
 export function holdOrder(fresh: readonly RowGroup[], held: HeldOrder | null, heldAt = Infinity, previous?: HeldTree): HeldTree {
+  const from = previous && madeFrom.get(previous);
+  if (previous && from && from.fresh === fresh && from.held === held && from.heldAt === heldAt) return previous;
+  const answer = holdOrderOf(fresh, held, heldAt, previous);
+  madeFrom.set(answer, { fresh, held, heldAt });
+  return answer;
+}
+
+/** What each [holdOrder] answer was made from: the same again gives the same answer at once. */
+const madeFrom = new WeakMap<HeldTree, { fresh: readonly RowGroup[]; held: HeldOrder | null; heldAt: number }>();
+
+function holdOrderOf(fresh: readonly RowGroup[], held: HeldOrder | null, heldAt: number, previous?: HeldTree): HeldTree {
   const moved = new Set<string>();
   let groups: RowGroup[];
   if (!held) {
