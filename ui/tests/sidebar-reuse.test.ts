@@ -104,4 +104,23 @@ describe('sidebar rows reused as the filter changes', () => {
     ui.search = '';
     await settle();
   });
+
+  it('opens a collapsed group while searching, and folds it again after', async () => {
+    const key = document.querySelector<HTMLElement>('[data-testid="session-group"]')?.dataset.key ?? '';
+    ui.toggleGroup(key);
+    await settle();
+    expect($$('[data-testid="session-item"]')).toHaveLength(0);
+    expect(ui.sidebarOrder).toHaveLength(0);
+    ui.search = 'session 19';
+    await settle();
+    expect($$('[data-testid="session-item"]').map((r) => r.dataset.sessionId)).toContain('ses_199');
+    expect(ui.sidebarOrder).toHaveLength(10);
+    ui.search = '';
+    await settle();
+    expect($$('[data-testid="session-item"]')).toHaveLength(0);
+    ui.toggleGroup(key);
+    await settle();
+    expect($$('[data-testid="session-item"]').length).toBeGreaterThan(5);
+    expect(ui.sidebarOrder).toHaveLength(200);
+  });
 });
