@@ -138,9 +138,18 @@ export function buildTree(sessions: Iterable<SessionView>, options: BuildOptions
   return [...groups.values()];
 }
 
+/** Lowercased titles, computed once per session object (a changed session is a new object), so a
+ * tree rebuilt for one session's change does not lowercase the others again. */
+const lowerTitles = new WeakMap<SessionView, string>();
+
 /** The lowercased title a query is looked for in. */
 function lowerTitle(s: SessionView): string {
-  return (s.title || '').toLowerCase();
+  let lower = lowerTitles.get(s);
+  if (lower === undefined) {
+    lower = (s.title || '').toLowerCase();
+    lowerTitles.set(s, lower);
+  }
+  return lower;
 }
 
 /** True when two lists hold the same items (the same objects) in the same order. */
