@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildTree, filterTree, type RowGroup } from '$lib/sidebarTree';
-import { rowSlice, SLOT_HEIGHT, sidebarSlots, slotOffsets, slotRange, type SidebarPart } from '$lib/sidebarWindow';
+import { heightsMoved, rowSlice, SLOT_HEIGHT, sidebarSlots, slotOffsets, slotRange, RowKeys, TypicalHeight, type SidebarPart } from '$lib/sidebarWindow';
 import type { SessionView } from '$lib/types/SessionView';
 
 function session(id: string, updated: number, extra: Partial<SessionView> = {}): SessionView {
@@ -87,5 +87,47 @@ describe('tree then filter', () => {
     const tree = buildTree([session('a', 5), session('b', 5, { directory: '/w/b' }), session('c', 9, { directory: '/w/b', title: 'zz' })]);
     // Without the query /w/b leads (c at 9); with it both groups show a row at 5: b (the larger id) first.
     expect(filterTree(tree, 'T ').map((g) => g.key)).toEqual(['/w/b', '/w/app']);
+  });
+});
+
+describe('row heights', () => {
+  it('guesses unmeasured rows as tall as most measured rows', () => {
+    const typical = new TypicalHeight(46);
+    expect(typical.add(47.5, undefined)).toBe(true);
+    expect(typical.value).toBe(47.5);
+    expect(typical.add(47.5, undefined)).toBe(false);
+    // One taller row (a second line) does not move the guess; a tie keeps it.
+    expect(typical.add(64, undefined)).toBe(false);
+    expect(typical.add(47.5, undefined)).toBe(false);
+    expect(typical.add(64, 47.5)).toBe(false);
+    expect(typical.value).toBe(47.5);
+    // Most rows grew: the guess follows.
+    expect(typical.add(64, 47.5)).toBe(true);
+    expect(typical.value).toBe(64);
+    // The guess is what unmeasured rows get in the layout.
+    const slots = sidebarSlots([{ server: null, placed: placed(group('/x', rows(3, 's'))) }], () => false);
+    expect(Array.from(slotOffsets(slots, new Map([['s0', 50]]), typical.value))).toEqual([0, 32, 82, 146, 210]);
+  });
+
+  it('tells whether measured rows move anything: a row measuring what was assumed does not', () => {
+    const measured = new Map([['a', 47.5], ['b', 60]]);
+    expect(heightsMoved(['a'], [undefined], measured, 47.5)).toBe(false);
+    expect(heightsMoved(['a'], [undefined], measured, 46)).toBe(true);
+    expect(heightsMoved(['b'], [47.5], measured, 47.5)).toBe(true);
+    expect(heightsMoved(['a', 'b'], [undefined, 60], measured, 47.5)).toBe(false);
+  });
+});
+
+describe('row keys', () => {
+  it('keeps a listed session on its key and gives the keys of the ones that went to the ones that came', () => {
+    const keys = new RowKeys();
+    expect(keys.assign(['a', 'b', 'c'])).toEqual([0, 1, 2]);
+    // Scrolled by one: a goes, d comes and takes its key; b and c keep theirs.
+    expect(keys.assign(['b', 'c', 'd'])).toEqual([1, 2, 0]);
+    // A filter swaps every row: the same three keys, nothing new built.
+    expect(keys.assign(['x', 'y', 'z'])).toEqual([0, 1, 2]);
+    // More rows than before: z's key goes to w, a new key for v; the same ids again, the same keys.
+    expect(keys.assign(['y', 'w', 'x', 'v'])).toEqual([1, 2, 0, 3]);
+    expect(keys.assign(['y', 'w', 'x', 'v'])).toEqual([1, 2, 0, 3]);
   });
 });

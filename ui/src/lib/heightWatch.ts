@@ -11,18 +11,20 @@ export class HeightWatch {
 
   /**
    * `keyOf` names a row element's key; `onViewport` gets the container's new height;
-   * `onMeasured` gets the keys whose height changed in one batch of measurements.
+   * `onMeasured` gets the keys whose height changed in one batch of measurements, and the
+   * height each had before (undefined for a row measured the first time).
    */
   constructor(
     keyOf: (el: HTMLElement) => string | undefined,
     onViewport: (height: number) => void,
-    onMeasured: (keys: string[]) => void,
+    onMeasured: (keys: string[], before: (number | undefined)[]) => void,
   ) {
     this.observer =
       typeof ResizeObserver === 'undefined'
         ? null
         : new ResizeObserver((entries) => {
             const changed: string[] = [];
+            const before: (number | undefined)[] = [];
             for (const entry of entries) {
               const el = entry.target as HTMLElement;
               if (el === this.container) {
@@ -31,18 +33,29 @@ export class HeightWatch {
               }
               const key = keyOf(el);
               const h = entry.borderBoxSize?.[0]?.blockSize ?? el.offsetHeight;
-              if (!key || h <= 0 || this.heights.get(key) === h) continue;
+              const old = key ? this.heights.get(key) : undefined;
+              if (!key || h <= 0 || old === h) continue;
               this.heights.set(key, h);
               changed.push(key);
+              before.push(old);
             }
-            if (changed.length) onMeasured(changed);
+            if (changed.length) onMeasured(changed, before);
           });
   }
 
-  /** A Svelte action: measures a row while it is in the page. */
-  readonly measure = (node: HTMLElement) => {
+  /**
+   * A Svelte action: measures a row while it is in the page. Its optional parameter is the row's
+   * key: a row reused for another key is measured again (observing anew reports its size).
+   */
+  readonly measure = (node: HTMLElement, _key?: string) => {
     this.observer?.observe(node);
-    return { destroy: () => this.observer?.unobserve(node) };
+    return {
+      update: () => {
+        this.observer?.unobserve(node);
+        this.observer?.observe(node);
+      },
+      destroy: () => this.observer?.unobserve(node),
+    };
   };
 
   /** Follows the container's height; returns the function that stops following it. */

@@ -66,9 +66,61 @@ export function sidebarSlots(parts: readonly SidebarPart[], collapsed: (groupKey
   return { keys, kinds, firstRow, rowAt };
 }
 
-/** Tops of the slots (`offsets[n]` is the total height): measured heights, else the guesses. */
-export function slotOffsets(slots: SidebarSlots, measured: ReadonlyMap<string, number>): Float64Array {
-  return computeOffsets(slots.keys, measured, (i) => SLOT_HEIGHT[slots.kinds[i]]);
+/**
+ * Tops of the slots (`offsets[n]` is the total height): measured heights, else the guesses
+ * (`rowGuess` for a session row, see [TypicalHeight]).
+ */
+export function slotOffsets(slots: SidebarSlots, measured: ReadonlyMap<string, number>, rowGuess: number = SLOT_HEIGHT.row): Float64Array {
+  return computeOffsets(slots.keys, measured, (i) => (slots.kinds[i] === 'row' ? rowGuess : SLOT_HEIGHT[slots.kinds[i]]));
+}
+
+/**
+ * The height most measured rows have: the guess for a row not built yet, so that a row built
+ * for the first time (a filter, a scroll) measures what was guessed and moves nothing.
+ */
+export class TypicalHeight {
+  /** The height most rows measured (the initial guess until rows are measured). */
+  value: number;
+  private readonly counts = new Map<number, number>();
+
+  constructor(initial: number) {
+    this.value = initial;
+  }
+
+  /** Counts a row's new height (and no longer its old one); true when [value] changed. */
+  add(height: number, before: number | undefined): boolean {
+    if (before !== undefined) {
+      const n = (this.counts.get(before) ?? 0) - 1;
+      if (n > 0) this.counts.set(before, n);
+      else this.counts.delete(before);
+    }
+    this.counts.set(height, (this.counts.get(height) ?? 0) + 1);
+    // The most common height; a tie keeps the current one (the guess does not flicker).
+    let best = this.value;
+    let most = this.counts.get(best) ?? 0;
+    for (const [h, n] of this.counts) {
+      if (n > most) {
+        best = h;
+        most = n;
+      }
+    }
+    const changed = best !== this.value;
+    this.value = best;
+    return changed;
+  }
+}
+
+/**
+ * Whether measured rows change the layout: a row that had a height (or the guess, `guess`,
+ * measured the first time) and now has another. A row measuring what was assumed changes nothing.
+ */
+export function heightsMoved(
+  keys: readonly string[],
+  before: readonly (number | undefined)[],
+  measured: ReadonlyMap<string, number>,
+  guess: number,
+): boolean {
+  return keys.some((key, i) => measured.get(key) !== (before[i] ?? guess));
 }
 
 /** The slots to build for a scroll position: [start, end). */
@@ -100,4 +152,38 @@ export function rowSlice(first: number, count: number, offsets: ArrayLike<number
     before: offsets[first + from] - offsets[first],
     after: offsets[first + count] - offsets[first + to],
   };
+}
+
+/**
+ * Keys for a windowed list's rows that let a row built for one session show another: a session
+ * still listed keeps its key; a session that went frees its key, which a session coming in
+ * takes. A keystroke that swaps the rows in view then updates the rows it has instead of
+ * destroying them all and building new ones (the same for a scroll: the row leaving at one end
+ * becomes the one coming in at the other).
+ */
+export class RowKeys {
+  private readonly keyOf = new Map<string, number>();
+  private next = 0;
+
+  /** The key of each id, in order (ids are distinct). */
+  assign(ids: readonly string[]): number[] {
+    const wanted = new Set(ids);
+    const free: number[] = [];
+    for (const [id, key] of this.keyOf) {
+      if (!wanted.has(id)) {
+        free.push(key);
+        this.keyOf.delete(id);
+      }
+    }
+    free.sort((a, b) => a - b);
+    let f = 0;
+    return ids.map((id) => {
+      let key = this.keyOf.get(id);
+      if (key === undefined) {
+        key = f < free.length ? free[f++] : this.next++;
+        this.keyOf.set(id, key);
+      }
+      return key;
+    });
+  }
 }
