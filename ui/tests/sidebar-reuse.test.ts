@@ -105,6 +105,19 @@ describe('sidebar rows reused as the filter changes', () => {
     await settle();
   });
 
+  it('does not leave the keyboard focus on a row that now shows another session', async () => {
+    const first = $$('[data-testid="session-item"]')[0];
+    const button = first.querySelector<HTMLButtonElement>('.main');
+    button?.focus();
+    expect(document.activeElement).toBe(button);
+    ui.search = 'session 0';
+    await settle();
+    expect(first.isConnected && first.dataset.sessionId !== 'ses_199').toBe(true);
+    expect(first.contains(document.activeElement)).toBe(false);
+    ui.search = '';
+    await settle();
+  });
+
   it('opens a collapsed group while searching, and folds it again after', async () => {
     const key = document.querySelector<HTMLElement>('[data-testid="session-group"]')?.dataset.key ?? '';
     ui.toggleGroup(key);
