@@ -15,7 +15,7 @@ import { forgetSession } from './sessions';
 import { markStreamOpen, openTranscript } from './transcripts';
 import { flushOutbox } from './turns';
 import { loadLoops } from './loops';
-import { warmUpMarkdown } from '$lib/markdown';
+import { prefetchViews } from '$lib/views';
 
 let unsubscribe: (() => void) | null = null;
 let snapshotTimer: ReturnType<typeof setTimeout> | null = null;
@@ -23,12 +23,20 @@ let snapshotBackoff = 1000;
 let snapshotErrorShown = false;
 let warmedUp = false;
 
-/** After the first snapshot: markdown's code is compiled while the app is idle, not when the
- * first session opens (nor while the first frame waits for the snapshot). */
+/** After the first snapshot, while the app is idle: the chat's and the panel's scripts are
+ * loaded, then markdown's code is compiled, so the first session opened waits for neither (nor
+ * does the first frame, which needs neither). */
 function warmUpOnce(): void {
   if (warmedUp) return;
   warmedUp = true;
-  warmUpMarkdown();
+  const ric = (globalThis as { requestIdleCallback?: (cb: () => void, o?: { timeout: number }) => number }).requestIdleCallback;
+  const later = typeof ric === 'function' ? (cb: () => void) => ric(cb, { timeout: 1000 }) : (cb: () => void) => setTimeout(cb, 0);
+  later(() => {
+    void prefetchViews()
+      .then(() => import('$lib/markdown'))
+      .then((markdown) => markdown.warmUpMarkdown())
+      .catch(() => undefined);
+  });
 }
 
 /** Starts following the backend; returns the function that stops it. */
