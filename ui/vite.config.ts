@@ -1,12 +1,35 @@
 import { fileURLToPath, URL } from 'node:url';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
+import type { Plugin } from 'vite';
 import { defineConfig } from 'vitest/config';
 
-// One bundle for both hosts: `tauri://localhost` (desktop) and `http://127.0.0.1:N/` (web mode),
-// hence the relative base.
+/** The page's first script is its own entry (src/early.ts): it asks the snapshot as soon as
+ * it is loaded, while the app's larger script is still loading (scripts of one entry run only
+ * once all of it is there). The build puts it in the page, `async` (it waits neither for the
+ * page's style sheets nor for the app); the module they share (host/early.ts) is one instance,
+ * which hands the request over. */
+function earlyScript(): Plugin {
+  return {
+    name: 'crosscheck-early-script',
+    apply: 'build',
+    transformIndexHtml: {
+      order: 'post',
+      handler(_html, ctx) {
+        const early = Object.values(ctx.bundle ?? {}).find(
+          (c) => c.type === 'chunk' && c.isEntry && c.facadeModuleId?.endsWith('/src/early.ts'),
+        );
+        if (!early) throw new Error('the build has no chunk for src/early.ts');
+        return [
+          { tag: 'script', attrs: { type: 'module', async: true, crossorigin: true, src: `./${early.fileName}` }, injectTo: 'head-prepend' },
+        ];
+      },
+    },
+  };
+}
+
 export default defineConfig({
   base: './',
-  plugins: [svelte()],
+  plugins: [svelte(), earlyScript()],
   resolve: {
     alias: { $lib: fileURLToPath(new URL('./src/lib', import.meta.url)) },
     // Tests run in jsdom: resolve Svelte's browser runtime there too.
@@ -18,6 +41,9 @@ export default defineConfig({
     target: 'es2022',
     modulePreload: { polyfill: false },
     chunkSizeWarningLimit: 800,
+    rollupOptions: {
+      input: { index: fileURLToPath(new URL('./index.html', import.meta.url)), early: fileURLToPath(new URL('./src/early.ts', import.meta.url)) },
+    },
   },
   server: {
     port: 5173,
