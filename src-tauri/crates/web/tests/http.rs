@@ -368,7 +368,10 @@ async fn the_event_stream_starts_with_the_sequence_number_it_follows_from() {
     let from = serde_json::from_str::<Value>(data).expect("json")["seq"]
         .as_u64()
         .expect("seq");
-    assert!(before <= from && from <= after, "{before} <= {from} <= {after}");
+    assert!(
+        before <= from && from <= after,
+        "{before} <= {from} <= {after}"
+    );
 }
 
 #[tokio::test]
