@@ -12,7 +12,7 @@ function gate() {
   return { calls, importer };
 }
 
-const children = createRawSnippet((name: () => string) => ({ render: () => `<p data-testid="part">${name()}</p>` }));
+const children = createRawSnippet((name: () => unknown) => ({ render: () => `<p data-testid="part">${String(name())}</p>` }));
 const settle = () => new Promise((r) => setTimeout(r, 0)).then(() => flushSync());
 
 describe('LazyView', () => {
