@@ -89,3 +89,13 @@ describe('boot with the early snapshot', () => {
     stop();
   });
 });
+
+describe('the early request', () => {
+  it('is asked once a page, whichever script asks first, even after boot took it', async () => {
+    // The first test asked it already (the app's script and the first one both call this).
+    askEarlySnapshot();
+    askEarlySnapshot();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(asked).toEqual([]);
+  });
+});

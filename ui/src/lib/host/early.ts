@@ -13,17 +13,20 @@ export interface EarlySnapshot {
 }
 
 let early: EarlySnapshot | null = null;
+let asked = false;
 
-/** Asks the snapshot now (in a browser; once). */
+/** Asks the snapshot now (in a browser; once a page: the first script and the app both call
+ * it, whichever of them runs first asks). */
 export function askEarlySnapshot(): void {
-  if (isDesktop || early || typeof window === 'undefined') return;
+  if (isDesktop || asked || typeof window === 'undefined') return;
+  asked = true;
   const promise = webInvoke({ cmd: 'snapshot' });
-  const asked: EarlySnapshot = { promise };
+  const request: EarlySnapshot = { promise };
   promise.then(
-    (value) => (asked.value = value),
-    () => (asked.failed = true),
+    (value) => (request.value = value),
+    () => (request.failed = true),
   );
-  early = asked;
+  early = request;
 }
 
 /** The early request, handed over once (to boot). */
