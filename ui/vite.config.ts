@@ -14,16 +14,47 @@ function earlyScript(): Plugin {
     apply: 'build',
     transformIndexHtml: {
       order: 'post',
-      handler(_html, ctx) {
+      handler(html, ctx) {
         const early = Object.values(ctx.bundle ?? {}).find(
           (c) => c.type === 'chunk' && c.isEntry && c.facadeModuleId?.endsWith('/src/early.ts'),
         );
         if (!early) throw new Error('the build has no chunk for src/early.ts');
-        return [
-          { tag: 'script', attrs: { type: 'module', async: true, crossorigin: true, src: `./${early.fileName}` }, injectTo: 'head-prepend' },
-        ];
+        const src = `./${early.fileName}`;
+        // The app imports it too (they share its module): a tag of the build's for it goes.
+        const without = html.replace(new RegExp(`\\s*<script type="module" crossorigin src="${src.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"></script>`, 'g'), '');
+        return {
+          html: without,
+          tags: [{ tag: 'script', attrs: { type: 'module', async: true, crossorigin: true, src }, injectTo: 'head-prepend' }],
+        };
       },
     },
+  };
+}
+
+/** The first screen in two files: the first script's modules (`early`), and every module the
+ * app imports statically (`index`), instead of a dozen small files that the lazily loaded
+ * parts share with it (each one more request before the app can start). */
+function firstScreenChunks() {
+  const closures = new Map<string, Set<string>>();
+  return (id: string, meta: { getModuleInfo: (id: string) => { importedIds: readonly string[] } | null }) => {
+    const closure = (entry: string) => {
+      let found = closures.get(entry);
+      if (found) return found;
+      found = new Set<string>();
+      const stack = [entry];
+      while (stack.length > 0) {
+        const next = stack.pop() as string;
+        if (found.has(next)) continue;
+        found.add(next);
+        stack.push(...(meta.getModuleInfo(next)?.importedIds ?? []));
+      }
+      closures.set(entry, found);
+      return found;
+    };
+    const early = closure(fileURLToPath(new URL('./src/early.ts', import.meta.url)));
+    if (early.has(id)) return 'early';
+    if (closure(fileURLToPath(new URL('./src/main.ts', import.meta.url))).has(id)) return 'index';
+    return undefined;
   };
 }
 
@@ -43,6 +74,7 @@ export default defineConfig({
     chunkSizeWarningLimit: 800,
     rollupOptions: {
       input: { index: fileURLToPath(new URL('./index.html', import.meta.url)), early: fileURLToPath(new URL('./src/early.ts', import.meta.url)) },
+      output: { manualChunks: firstScreenChunks() },
     },
   },
   server: {
