@@ -504,7 +504,8 @@ const server = createServer(async (req, res) => {
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    res.write(': hello\n\n');
+    // As the backend: first the sequence number the stream starts after.
+    res.write(`event: start\ndata: ${JSON.stringify({ seq })}\n\n`);
     clients.add(res);
     const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
     req.on('close', () => {

@@ -103,6 +103,10 @@ beforeAll(async () => {
   document.body.appendChild(target);
   app = mount(App, { target });
   await vi.waitFor(() => expect($$('[data-testid="session-item"]')).toHaveLength(3));
+  // The chat and the panel are scripts of their own, loaded once the list is up; here their
+  // modules are compiled on first import, which takes a while: wait for them once.
+  const { prefetchViews } = await import('$lib/views');
+  await prefetchViews();
 });
 
 afterAll(() => unmount(app));

@@ -23,9 +23,11 @@ class FakeEventSource {
     this.closed = true;
     this.readyState = FakeEventSource.CLOSED;
   }
-  open() {
+  /** Opens as the backend's stream does: connected, then its `start` event. */
+  open(from = 0) {
     this.readyState = FakeEventSource.OPEN;
     this.onopen?.(new Event('open'));
+    this.message(JSON.stringify({ seq: from }), 'start');
   }
   message(data: string, type = 'message') {
     const event = new MessageEvent(type, { data });
@@ -192,6 +194,26 @@ describe('subscribe over SSE', () => {
     FakeEventSource.instances[1].open();
     expect(states).toEqual(['open', 'lost', 'open']);
     stop();
+  });
+
+  it('reports the stream open on its start event, with the number it starts after', () => {
+    const states: [string, number | undefined][] = [];
+    subscribe(
+      () => undefined,
+      (s, from) => states.push([s, from]),
+    );
+    const es = FakeEventSource.instances[0];
+    es.open(41);
+    expect(states).toEqual([['open', 41]]);
+    // A stream without a start event (an older backend) is open on its first changes.
+    es.fail(false);
+    es.onopen?.(new Event('open'));
+    es.message(JSON.stringify(stamped));
+    expect(states).toEqual([
+      ['open', 41],
+      ['lost', undefined],
+      ['open', undefined],
+    ]);
   });
 
   it('parses a single Stamped as a batch of one', () => {

@@ -5,20 +5,15 @@
 
 import DOMPurify from 'dompurify';
 import { Marked, type Tokens } from 'marked';
+import { codeCopyLabel } from './codeCopyLabel';
 import { highlightLater } from './highlight';
+
+export { setCodeCopyLabel } from './codeCopyLabel';
 
 /** Texts longer than this are shown as escaped plain text (parsing them could stall a frame). */
 export const MARKDOWN_MAX = 200_000;
 
 let purifier: ReturnType<typeof DOMPurify> | null = null;
-let copyLabel = 'Copy';
-let copyAria = 'Copy code';
-
-/** Sets the localized label of code blocks' copy buttons. */
-export function setCodeCopyLabel(label: string, aria: string): void {
-  copyLabel = label;
-  copyAria = aria;
-}
 
 function getPurifier(): ReturnType<typeof DOMPurify> {
   if (purifier) return purifier;
@@ -98,7 +93,7 @@ const marked = new Marked({
       const label = lang ? `<span class="code-lang">${escapeHtml(lang)}</span>` : '';
       return (
         `<div class="code-block"><div class="code-head">${label}` +
-        `<button type="button" class="code-copy" data-copy-code="" aria-label="${escapeHtml(copyAria)}">${escapeHtml(copyLabel)}</button></div>` +
+        `<button type="button" class="code-copy" data-copy-code="" aria-label="${escapeHtml(codeCopyLabel.aria)}">${escapeHtml(codeCopyLabel.label)}</button></div>` +
         `<pre><code${cls}>${escapeHtml(token.text)}</code></pre></div>`
       );
     },
@@ -168,7 +163,7 @@ const COLOURED_MAX_CHARS = 1_500_000;
  * scrolls back into view or a transcript opened again costs no parse and no sanitize. */
 export function renderMarkdownCached(text: string): string {
   const hit = rendered.get(text);
-  if (hit && hit.label === copyLabel) {
+  if (hit && hit.label === codeCopyLabel.label) {
     rendered.delete(text);
     rendered.set(text, hit);
     return hit.html;
@@ -176,7 +171,7 @@ export function renderMarkdownCached(text: string): string {
   const html = renderMarkdown(text);
   if (hit) renderedChars -= text.length + hit.html.length;
   rendered.delete(text);
-  rendered.set(text, { html, label: copyLabel });
+  rendered.set(text, { html, label: codeCopyLabel.label });
   renderedChars += text.length + html.length;
   for (const [key, entry] of rendered) {
     if (renderedChars <= RENDERED_MAX_CHARS) break;

@@ -188,6 +188,12 @@ impl Api {
         self.core.subscribe()
     }
 
+    /// Receives every change from now on, with the sequence number of the last change before
+    /// them: a snapshot whose `seq` is at least that number misses none of them.
+    pub fn subscribe_from(&self) -> (broadcast::Receiver<Stamped>, u64) {
+        self.core.subscribe_from()
+    }
+
     /// Runs one request; errors come back as `{code, message}`.
     pub async fn handle(&self, request: Request) -> Result<Response, ApiError> {
         self.handle_as(LOCAL_CLIENT, request).await

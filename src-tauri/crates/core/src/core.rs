@@ -500,6 +500,14 @@ impl Core {
         self.inner.changes.subscribe()
     }
 
+    /// Receives every change from now on, with the sequence number of the last change before
+    /// them (taken under the store's lock, which every change is numbered and sent under): a
+    /// snapshot at that number or a later one misses none of the changes between.
+    pub fn subscribe_from(&self) -> (broadcast::Receiver<Stamped>, u64) {
+        let s = lock(&self.inner.stored);
+        (self.inner.changes.subscribe(), s.seq)
+    }
+
     /// The main server's client, or an error while it is not connected. Flows on a session use
     /// [`Core::client_for`].
     pub fn client(&self) -> Result<Client> {

@@ -2,7 +2,8 @@
 //! SSE on loopback, behind a token. The app's page itself needs the token too (`?token=`, then
 //! a cookie for this port): without it the browser gets a page that explains the token.
 //! `POST /api` takes a request and answers its JSON result or `{code, message}`;
-//! `GET /api/events` streams batches of changes as SSE `data:` frames (JSON arrays).
+//! `GET /api/events` streams batches of changes as SSE `data:` frames (JSON arrays), after a
+//! first `start` event that names the sequence number the stream starts after.
 //!
 //! A page names itself with a client id (`?client=` on the event stream, the
 //! `X-Crosscheck-Client` header on calls): the transcripts it opens are followed for that
@@ -375,6 +376,10 @@ async fn call(
     }
 }
 
+/// The name of the event stream's first event, `{"seq": N}`: the stream carries every change
+/// numbered after N.
+pub const START_EVENT: &str = "start";
+
 #[derive(Deserialize)]
 struct EventsQuery {
     client: Option<String>,
@@ -387,10 +392,17 @@ async fn events(State(state): State<AppState>, Query(query): Query<EventsQuery>)
             format!("at most {MAX_EVENT_STREAMS} event streams may be open at once"),
         );
     };
-    let rx = state.api.subscribe();
+    let (rx, from) = state.api.subscribe_from();
     // The permit and the client's connection live as long as the stream: a closed stream
     // (axum drops it when the page goes away) frees its place and releases its client.
     let connection = client_id(query.client.as_deref()).map(|c| state.api.connect(c));
+    // First a `start` event: the sequence number the stream starts after. A page whose
+    // snapshot is at that number or later needs no other one.
+    let start = futures_util::stream::once(std::future::ready(Ok::<_, Infallible>(
+        Event::default()
+            .event(START_EVENT)
+            .data(serde_json::json!({ "seq": from }).to_string()),
+    )));
     let stream = futures_util::stream::unfold(
         (rx, permit, connection),
         |(mut rx, permit, connection)| async move {
@@ -403,7 +415,7 @@ async fn events(State(state): State<AppState>, Query(query): Query<EventsQuery>)
             ))
         },
     );
-    Sse::new(stream)
+    Sse::new(futures_util::StreamExt::chain(start, stream))
         .keep_alive(KeepAlive::new().interval(state.limits.keep_alive))
         .into_response()
 }

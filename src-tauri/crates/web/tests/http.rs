@@ -333,6 +333,47 @@ async fn the_event_stream_is_sse_and_needs_the_token() {
     );
 }
 
+/// The stream's first event names the sequence number it starts after, between a snapshot
+/// taken before it opened and one taken after: a page whose snapshot is at that number or later
+/// needs no second one.
+#[tokio::test]
+async fn the_event_stream_starts_with_the_sequence_number_it_follows_from() {
+    let s = start().await;
+    let seq_now = async || {
+        let (status, body) = post(&s, Some(&s.token), r#"{"cmd":"snapshot"}"#).await;
+        assert_eq!(status, 200);
+        body["seq"].as_u64().expect("seq")
+    };
+    let before = seq_now().await;
+    let mut res = reqwest::get(format!("{}/api/events?token={}", s.base, s.token))
+        .await
+        .expect("get");
+    let mut text = String::new();
+    while !text.contains("\n\n") {
+        let chunk = tokio::time::timeout(std::time::Duration::from_secs(5), res.chunk())
+            .await
+            .expect("the first event at once")
+            .expect("read")
+            .expect("the stream is open");
+        text.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    let after = seq_now().await;
+    let first = text.split("\n\n").next().unwrap_or_default();
+    let mut lines = first.lines();
+    assert_eq!(lines.next(), Some("event: start"), "{text:?}");
+    let data = lines
+        .next()
+        .and_then(|l| l.strip_prefix("data: "))
+        .expect("data");
+    let from = serde_json::from_str::<Value>(data).expect("json")["seq"]
+        .as_u64()
+        .expect("seq");
+    assert!(
+        before <= from && from <= after,
+        "{before} <= {from} <= {after}"
+    );
+}
+
 #[tokio::test]
 async fn open_event_streams_per_token_are_bounded() {
     let s = start().await;

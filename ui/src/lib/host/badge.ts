@@ -4,7 +4,6 @@
 // web app; nothing where neither exists.
 
 import { invoke as tauriInvoke } from '@tauri-apps/api/core';
-import { getCurrentWindow } from '@tauri-apps/api/window';
 import { isDesktop } from './index';
 
 /** Shows `count` on the badge (none at 0). */
@@ -26,8 +25,9 @@ export function setBadgeCount(count: number): void {
 export function setTitleCount(base: string, count: number): void {
   const title = count > 0 ? `(${count}) ${base}` : base;
   if (isDesktop) {
-    void getCurrentWindow()
-      .setTitle(title)
+    // The window module is loaded when first needed (desktop only; not in the page's first script).
+    void import('@tauri-apps/api/window')
+      .then(({ getCurrentWindow }) => getCurrentWindow().setTitle(title))
       .catch(() => undefined);
   }
   if (typeof document !== 'undefined') document.title = title;

@@ -3,137 +3,25 @@
 
 import { invoke as tauriInvoke } from '@tauri-apps/api/core';
 import { listen as tauriListen } from '@tauri-apps/api/event';
-import type { ApiError } from '$lib/types/ApiError';
-import type { ErrorCode } from '$lib/types/ErrorCode';
 import type { Request } from '$lib/types/Request';
-import type { Responses } from '$lib/types/Responses';
 import type { Stamped } from '$lib/types/Stamped';
+import { currentClientId, currentToken, HostError, isDesktop, type ResponseOf, webInvoke } from './web';
 
-/** What a request answers: looked up by its `cmd` in the table the backend exports. */
-export type ResponseOf<R extends Request> = Responses[R['cmd']];
-
-/** Whether the UI runs inside the Tauri window. */
-export const isDesktop: boolean = typeof window !== 'undefined' && '__TAURI_INTERNALS__' in window;
+export {
+  currentClientId,
+  HostError,
+  isApiError,
+  isDesktop,
+  readToken,
+  resetTokenForTests,
+  type ResponseOf,
+} from './web';
 
 /** Tauri event that carries batches of changes. */
 export const CHANGES_EVENT = 'crosscheck://changes';
 
 /** Tauri event sent when the UI fell behind the change stream and must reload its snapshot. */
 export const RESYNC_EVENT = 'crosscheck://resync';
-
-const TOKEN_KEY = 'crosscheck.token';
-
-/** An error from the Api (`{code, message}`) or from the transport (`host_unreachable`). */
-export class HostError extends Error implements ApiError {
-  readonly code: ErrorCode;
-
-  constructor(code: ErrorCode, message: string) {
-    super(message);
-    this.name = 'HostError';
-    this.code = code;
-  }
-
-  /** Wraps anything thrown by a transport into a HostError. */
-  static from(value: unknown, fallbackCode: ErrorCode = 'internal'): HostError {
-    if (value instanceof HostError) return value;
-    if (isApiError(value)) return new HostError(value.code, value.message);
-    if (typeof value === 'string') {
-      try {
-        const parsed: unknown = JSON.parse(value);
-        if (isApiError(parsed)) return new HostError(parsed.code, parsed.message);
-      } catch {
-        // not JSON: keep the text as the message
-      }
-      return new HostError(fallbackCode, value);
-    }
-    if (value instanceof Error) return new HostError(fallbackCode, value.message);
-    return new HostError(fallbackCode, String(value));
-  }
-}
-
-/** Whether a value has the `{code, message}` shape of an ApiError (the code is not checked
- * against the enum: an unknown code still localizes, as `error.unknown`). */
-export function isApiError(value: unknown): value is ApiError {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as { code?: unknown }).code === 'string' &&
-    typeof (value as { message?: unknown }).message === 'string'
-  );
-}
-
-// ---------------------------------------------------------------------------------------------
-// Web token: `?token=` on first load, else the one the server wrote into the page (it serves
-// the page only to holders of the token), else sessionStorage; removed from the visible URL.
-
-let token: string | null | undefined;
-
-/** Reads the web token from the URL (removing it from the address bar) or from sessionStorage. */
-export function readToken(
-  loc: Pick<Location, 'search' | 'pathname' | 'hash'> = location,
-  storage: Pick<Storage, 'getItem' | 'setItem'> | null = safeSessionStorage(),
-  hist: Pick<History, 'replaceState' | 'state'> | null = typeof history !== 'undefined' ? history : null,
-  doc: Pick<Document, 'querySelector'> | null = typeof document !== 'undefined' ? document : null,
-): string | null {
-  const params = new URLSearchParams(loc.search);
-  const fromUrl = params.get('token');
-  if (fromUrl) {
-    try {
-      storage?.setItem(TOKEN_KEY, fromUrl);
-    } catch {
-      // storage full or denied: keep it in memory only
-    }
-    params.delete('token');
-    const rest = params.toString();
-    hist?.replaceState(hist.state, '', `${loc.pathname}${rest ? `?${rest}` : ''}${loc.hash}`);
-    return fromUrl;
-  }
-  const fromPage = doc?.querySelector('meta[name="crosscheck-token"]')?.getAttribute('content');
-  if (fromPage) return fromPage;
-  try {
-    return storage?.getItem(TOKEN_KEY) ?? null;
-  } catch {
-    return null;
-  }
-}
-
-function safeSessionStorage(): Storage | null {
-  try {
-    return typeof sessionStorage !== 'undefined' ? sessionStorage : null;
-  } catch {
-    return null;
-  }
-}
-
-function currentToken(): string | null {
-  if (token === undefined) token = isDesktop ? null : readToken();
-  return token;
-}
-
-/** Test hook: forget the cached token so the next call reads it again. */
-export function resetTokenForTests(): void {
-  token = undefined;
-}
-
-// Read the token as early as possible so it leaves the address bar before anything else runs.
-if (!isDesktop && typeof location !== 'undefined') currentToken();
-
-// ---------------------------------------------------------------------------------------------
-// Client id: names this page to the backend, which follows the transcripts it opens for it and
-// releases them when its event stream ends (a closed tab, a reload). New on every page load.
-
-function newClientId(): string {
-  const bytes = new Uint8Array(12);
-  crypto.getRandomValues(bytes);
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
-}
-
-const clientId = newClientId();
-
-/** This page's client id (sent on the event stream and on every call in web mode). */
-export function currentClientId(): string {
-  return clientId;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Requests
@@ -150,51 +38,25 @@ export async function invoke<R extends Request>(request: R): Promise<ResponseOf<
   return webInvoke(request);
 }
 
-async function webInvoke<R extends Request>(request: R): Promise<ResponseOf<R>> {
-  const headers: Record<string, string> = { 'Content-Type': 'application/json', 'X-Crosscheck-Client': clientId };
-  const tok = currentToken();
-  if (tok) headers.Authorization = `Bearer ${tok}`;
-  let response: Response;
-  try {
-    response = await fetch('/api', { method: 'POST', headers, body: JSON.stringify(request) });
-  } catch (err) {
-    throw new HostError('host_unreachable', err instanceof Error ? err.message : String(err));
-  }
-  const text = await response.text().catch(() => '');
-  if (!response.ok) {
-    let body: unknown = null;
-    try {
-      body = text ? JSON.parse(text) : null;
-    } catch {
-      body = null;
-    }
-    if (isApiError(body)) throw new HostError(body.code, body.message);
-    const code: ErrorCode = response.status === 401 || response.status === 403 ? 'unauthorized' : 'internal';
-    throw new HostError(code, `HTTP ${response.status}${text ? `: ${text.slice(0, 200)}` : ''}`);
-  }
-  if (!text) return null as ResponseOf<R>;
-  try {
-    return JSON.parse(text) as ResponseOf<R>;
-  } catch {
-    throw new HostError('internal', 'malformed response from the Crosscheck backend');
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Change stream
 
 /** `open`: the stream is (again) delivering; re-fetch the snapshot. `lost`: it broke. */
 export type StreamState = 'open' | 'lost';
 
+/** Called with the stream's state; on `open`, `from` is the sequence number the stream starts
+ * after when the transport tells it (web mode): a snapshot at `from` or later misses nothing. */
+export type OnStreamState = (state: StreamState, from?: number) => void;
+
+/** The web stream's first event: `{"seq": N}`, the number it starts after. */
+export const START_EVENT = 'start';
+
 /** Subscribes to the change stream. Returns a function that unsubscribes. */
-export function subscribe(
-  onChanges: (changes: Stamped[]) => void,
-  onState?: (state: StreamState) => void,
-): () => void {
+export function subscribe(onChanges: (changes: Stamped[]) => void, onState?: OnStreamState): () => void {
   return isDesktop ? tauriSubscribe(onChanges, onState) : webSubscribe(onChanges, onState);
 }
 
-function tauriSubscribe(onChanges: (changes: Stamped[]) => void, onState?: (state: StreamState) => void): () => void {
+function tauriSubscribe(onChanges: (changes: Stamped[]) => void, onState?: OnStreamState): () => void {
   let unlisten: (() => void) | null = null;
   let closed = false;
   tauriListen<Stamped[] | Stamped>(CHANGES_EVENT, (event) => {
@@ -237,12 +99,32 @@ export function parseChanges(data: string): Stamped[] {
   return [];
 }
 
-function webSubscribe(onChanges: (changes: Stamped[]) => void, onState?: (state: StreamState) => void): () => void {
+/** The sequence number of a `start` event's data, or undefined when it has none. */
+export function parseStart(data: string): number | undefined {
+  try {
+    const seq: unknown = (JSON.parse(data) as { seq?: unknown } | null)?.seq;
+    return typeof seq === 'number' && Number.isFinite(seq) ? seq : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function webSubscribe(onChanges: (changes: Stamped[]) => void, onState?: OnStreamState): () => void {
   let source: EventSource | null = null;
   let closed = false;
   let retryTimer: ReturnType<typeof setTimeout> | null = null;
   let backoff = 500;
   let lost = false;
+  /** Whether this connection reported itself open (its `start` event, or its first changes). */
+  let opened = false;
+
+  const open = (from?: number) => {
+    if (opened) return;
+    opened = true;
+    backoff = 500;
+    lost = false;
+    onState?.('open', from);
+  };
 
   const handle = (event: MessageEvent<string>) => {
     let changes: Stamped[];
@@ -251,20 +133,23 @@ function webSubscribe(onChanges: (changes: Stamped[]) => void, onState?: (state:
     } catch {
       return; // a heartbeat or a malformed frame: nothing to apply
     }
+    // A server that sends no `start` event: open without a number.
+    open();
     if (changes.length) onChanges(changes);
   };
 
   const connect = () => {
     if (closed) return;
     const tok = currentToken();
-    const url = `/api/events?client=${clientId}${tok ? `&token=${encodeURIComponent(tok)}` : ''}`;
+    const url = `/api/events?client=${currentClientId()}${tok ? `&token=${encodeURIComponent(tok)}` : ''}`;
     const es = new EventSource(url);
     source = es;
+    opened = false;
+    // Open is reported on the stream's first event, `start`, which says where it starts.
     es.onopen = () => {
-      backoff = 500;
-      lost = false;
-      onState?.('open');
+      opened = false;
     };
+    es.addEventListener(START_EVENT, ((event: MessageEvent<string>) => open(parseStart(event.data))) as EventListener);
     es.onmessage = handle;
     es.addEventListener('changes', handle as EventListener);
     es.onerror = () => {

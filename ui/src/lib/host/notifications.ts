@@ -3,7 +3,6 @@
 // about to show (or when the user asks in Settings), never at start-up. A click on a notification
 // brings the window forward and hands its session to the handler set with `onNotificationClick`.
 
-import { getCurrentWindow } from '@tauri-apps/api/window';
 import { isPermissionGranted, onAction, requestPermission, sendNotification } from '@tauri-apps/plugin-notification';
 import chimeUrl from '../../assets/attention.wav?url';
 import { isDesktop } from './index';
@@ -65,8 +64,9 @@ export function sessionOfAction(payload: unknown): string | null {
 
 function focusWindow(): void {
   if (isDesktop) {
-    void getCurrentWindow()
-      .setFocus()
+    // The window module is loaded when first needed (desktop only; not in the page's first script).
+    void import('@tauri-apps/api/window')
+      .then(({ getCurrentWindow }) => getCurrentWindow().setFocus())
       .catch(() => undefined);
   } else {
     window.focus();

@@ -7,6 +7,9 @@ export const de: Record<MessageKey, string> = {
   'app.sessions': 'Sitzungen',
   'app.chat': 'Chat',
   'app.starting': 'Wird gestartet…',
+  'app.loadingView': 'Wird geladen…',
+  'app.viewFailed': 'Dieser Teil von Crosscheck konnte nicht geladen werden.',
+  'app.retry': 'Erneut versuchen',
 
   'status.connecting': 'Verbinde',
   'status.ready': 'Verbunden',

@@ -6,6 +6,9 @@ export const en = {
   'app.sessions': 'Sessions',
   'app.chat': 'Chat',
   'app.starting': 'Starting…',
+  'app.loadingView': 'Loading…',
+  'app.viewFailed': 'This part of Crosscheck could not be loaded.',
+  'app.retry': 'Retry',
 
   'status.connecting': 'Connecting',
   'status.ready': 'Connected',

@@ -1,9 +1,14 @@
-// Boot and resync: the change stream, then the snapshot (in a browser a first one beside the
-// stream, for the first frame) and every open transcript.
+// Boot and resync: the change stream, the snapshot, and every open transcript. In a browser the
+// page's first script asks the snapshot (host/early.ts) while the app's script loads; when it
+// has answered by then, it is applied before the app's first render. The stream's first event
+// names the sequence number it starts after: a first snapshot at that number or later misses
+// nothing, and no second one is asked.
 
 import { invoke, isDesktop, subscribe } from '$lib/host';
+import { peekEarlySnapshot, takeEarlySnapshot } from '$lib/host/early';
 import { t, tNotice } from '$lib/i18n/index.svelte';
 import { sessionTitle } from '$lib/titles';
+import type { Snapshot } from '$lib/types/Snapshot';
 import { catalog } from '../catalog.svelte';
 import { store } from '../store.svelte';
 import { toasts } from '../toasts.svelte';
@@ -15,20 +20,30 @@ import { forgetSession } from './sessions';
 import { markStreamOpen, openTranscript } from './transcripts';
 import { flushOutbox } from './turns';
 import { loadLoops } from './loops';
-import { warmUpMarkdown } from '$lib/markdown';
+import { prefetchViews } from '$lib/views';
 
 let unsubscribe: (() => void) | null = null;
 let snapshotTimer: ReturnType<typeof setTimeout> | null = null;
 let snapshotBackoff = 1000;
 let snapshotErrorShown = false;
 let warmedUp = false;
+/** The early snapshot applied before the app's first render (boot takes it from there). */
+let appliedEarly: Snapshot | null = null;
 
-/** After the first snapshot: markdown's code is compiled while the app is idle, not when the
- * first session opens (nor while the first frame waits for the snapshot). */
+/** After the first snapshot, while the app is idle: the chat's and the panel's scripts are
+ * loaded, then markdown's code is compiled, so the first session opened waits for neither (nor
+ * does the first frame, which needs neither). */
 function warmUpOnce(): void {
   if (warmedUp) return;
   warmedUp = true;
-  warmUpMarkdown();
+  const ric = (globalThis as { requestIdleCallback?: (cb: () => void, o?: { timeout: number }) => number }).requestIdleCallback;
+  const later = typeof ric === 'function' ? (cb: () => void) => ric(cb, { timeout: 1000 }) : (cb: () => void) => setTimeout(cb, 0);
+  later(() => {
+    void prefetchViews()
+      .then(() => import('$lib/markdown'))
+      .then((markdown) => markdown.warmUpMarkdown())
+      .catch(() => undefined);
+  });
 }
 
 /** Starts following the backend; returns the function that stops it. */
@@ -47,12 +62,10 @@ export function boot(): () => void {
   };
   startNotifications();
   const stopSeeing = startSeeing();
-  // The snapshot is fetched once the stream is open, so no change falls between the two. If
-  // state was fetched before (or the stream was lost meanwhile), everything is fetched again.
-  // In a browser the stream takes a while to report itself open (the page is still busy
-  // starting), so a first snapshot is asked at once for the first frame, and asked again once
-  // the stream is open (what changed between the two comes with the second).
-  let early: Promise<void> | null = isDesktop ? null : earlySnapshot();
+  // The first snapshot: the early one (web mode), else the one asked once the stream is open,
+  // so no change falls between the two. If state was fetched before (or the stream was lost
+  // meanwhile), everything is fetched again.
+  let first: Promise<Snapshot | null> | null = isDesktop ? null : firstSnapshot();
   let fallback: ReturnType<typeof setTimeout> | null = setTimeout(() => {
     fallback = null;
     markStreamOpen();
@@ -60,7 +73,7 @@ export function boot(): () => void {
   }, 2500);
   unsubscribe = subscribe(
     (changes) => store.enqueue(changes),
-    (state) => {
+    (state, from) => {
       if (state === 'lost') {
         ui.streamLost = true;
         return;
@@ -69,11 +82,14 @@ export function boot(): () => void {
       if (fallback) clearTimeout(fallback);
       fallback = null;
       markStreamOpen();
-      if (early) {
-        const first = early;
-        early = null;
-        // After the first one: two snapshots in flight could land out of order.
-        void first.then(() => loadSnapshot());
+      if (first) {
+        const pending = first;
+        first = null;
+        // After the first one (two snapshots in flight could land out of order), and only when
+        // changes could have fallen between it and the stream's start.
+        void pending.then((snapshot) => {
+          if (!snapshot || from === undefined || snapshot.seq < from) return loadSnapshot();
+        });
         return;
       }
       const fetchedBefore = store.ready || [...store.transcripts.values()].some((t) => t.loaded);
@@ -89,17 +105,66 @@ export function boot(): () => void {
   };
 }
 
-/** The snapshot asked before the stream is open, for the first frame; a failure is left to the
- * fetch that follows the stream's opening. */
-async function earlySnapshot(): Promise<void> {
+/** How long the app waits for the early snapshot before it shows itself without it (an empty
+ * list, filled when the snapshot answers). */
+export const EARLY_SNAPSHOT_WAIT_MS = 1000;
+
+/** Resolves when the early snapshot has answered or failed, or after
+ * `EARLY_SNAPSHOT_WAIT_MS`; at once when there is none. */
+export async function awaitEarlySnapshot(): Promise<void> {
+  const early = peekEarlySnapshot();
+  if (!early || early.value || early.failed) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    early.promise.catch(() => undefined),
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, EARLY_SNAPSHOT_WAIT_MS))),
+  ]);
+  clearTimeout(timer);
+}
+
+/** Applies the early snapshot when it has answered already: called before the app's first
+ * render, so the sidebar is built once, with its rows. */
+export function applyEarlySnapshot(): void {
+  const early = peekEarlySnapshot();
+  if (!early?.value) return;
+  store.applySnapshot(early.value);
+  appliedEarly = early.value;
+}
+
+/** The first snapshot in a browser: the early one (applied already, or applied when it
+ * answers), else asked now. A failure answers null and is left to the fetch that follows the
+ * stream's opening. */
+async function firstSnapshot(): Promise<Snapshot | null> {
+  const early = takeEarlySnapshot();
+  if (early?.value && early.value === appliedEarly) {
+    appliedEarly = null;
+    afterSnapshot(early.value);
+    return early.value;
+  }
   store.beginFetch();
   try {
-    store.applySnapshot(await invoke({ cmd: 'snapshot' }));
-    warmUpOnce();
+    const snapshot = await (early?.promise ?? invoke({ cmd: 'snapshot' }));
+    store.applySnapshot(snapshot);
+    afterSnapshot(snapshot);
+    return snapshot;
   } catch {
-    // asked again once the stream is open
+    return null;
   } finally {
     store.endFetch();
+  }
+}
+
+/** What follows every applied snapshot. */
+function afterSnapshot(snapshot: Snapshot): void {
+  warmUpOnce();
+  // Loops are not in the snapshot: they come with their own request, then as changes.
+  void loadLoops().catch(() => {});
+  snapshotBackoff = 1000;
+  snapshotErrorShown = false;
+  // A session selected before a restart stays selected while the server is still starting
+  // (its sessions are not listed yet); only a connected server's list can say it is gone.
+  if (snapshot.connection.state === 'ready' && ui.selectedSessionId && !store.sessions.has(ui.selectedSessionId)) {
+    ui.select(null);
   }
 }
 
@@ -111,16 +176,7 @@ export async function loadSnapshot(): Promise<void> {
   try {
     const snapshot = await invoke({ cmd: 'snapshot' });
     store.applySnapshot(snapshot);
-    warmUpOnce();
-    // Loops are not in the snapshot: they come with their own request, then as changes.
-    void loadLoops().catch(() => {});
-    snapshotBackoff = 1000;
-    snapshotErrorShown = false;
-    // A session selected before a restart stays selected while the server is still starting
-    // (its sessions are not listed yet); only a connected server's list can say it is gone.
-    if (snapshot.connection.state === 'ready' && ui.selectedSessionId && !store.sessions.has(ui.selectedSessionId)) {
-      ui.select(null);
-    }
+    afterSnapshot(snapshot);
   } catch (err) {
     if (!snapshotErrorShown) {
       snapshotErrorShown = true;
