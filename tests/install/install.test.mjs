@@ -26,13 +26,18 @@ async function fetchApp(cc) {
   const page = await fetch(cc.url);
   assert.equal(page.status, 200);
   const html = await page.text();
-  const script = /src="\.?\/?(assets\/[^"]+\.js)"/.exec(html)?.[1];
-  assert.ok(script, `a hashed script in the page:\n${html}`);
-  const js = await fetch(`${cc.base}/${script}`, { headers: { 'accept-encoding': 'gzip' } });
-  assert.equal(js.status, 200);
-  assert.equal(js.headers.get('cache-control'), 'public, max-age=31536000, immutable');
-  assert.match(js.headers.get('content-type'), /^text\/javascript/);
-  return { html, js: await js.text() };
+  // Every hashed script the page loads (a small first one that asks the snapshot, then the app).
+  const scripts = [...html.matchAll(/src="\.?\/?(assets\/[^"]+\.js)"/g)].map((m) => m[1]);
+  assert.ok(scripts.length > 0, `a hashed script in the page:\n${html}`);
+  const texts = [];
+  for (const script of scripts) {
+    const js = await fetch(`${cc.base}/${script}`, { headers: { 'accept-encoding': 'gzip' } });
+    assert.equal(js.status, 200, script);
+    assert.equal(js.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+    assert.match(js.headers.get('content-type'), /^text\/javascript/);
+    texts.push(await js.text());
+  }
+  return { html, js: texts.join('\n') };
 }
 
 test('crosscheck serve, copied out of the build and started in a fresh folder, serves the UI built into it', async () => {
