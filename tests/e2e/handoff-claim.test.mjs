@@ -35,6 +35,11 @@ before(async () => {
     startCrosscheck({ opencodeUrl: oc.url, password: PASSWORD, env }),
   ]);
   assert.notEqual(first.dataDir, second.dataDir, 'each process has its own database');
+  // Both have listed the server's sessions before the trials make theirs (what this file tests is
+  // the race between two handoffs, not a session made while a process is still attaching).
+  for (const cc of [first, second]) {
+    await untilCondition(async () => (await cc.api({ cmd: 'snapshot' })).connection?.state === 'ready', `${cc.base} ready`, 60_000);
+  }
 });
 
 after(async () => {
