@@ -113,10 +113,7 @@ fn follow_loop(core: &Core, state: &LoopState) {
     let kind = match stop.reason {
         StopReason::Clean | StopReason::BelowThreshold => AttentionKind::LoopEnded,
         // The person did it (or the session is gone): nothing to tell.
-        StopReason::UserStopped
-        | StopReason::UserTookOver
-        | StopReason::SessionGone
-        | StopReason::RunsElsewhere => {
+        StopReason::UserStopped | StopReason::UserTookOver | StopReason::SessionGone => {
             settle(core, session, is_loop);
             return;
         }
