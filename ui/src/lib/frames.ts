@@ -43,3 +43,19 @@ export function soonAfterPaint(run: () => void, fallbackMs = 100): () => void {
     clearTimeout(timer);
   };
 }
+
+type IdleScheduler = (run: () => void, options?: { timeout: number }) => number;
+
+/** The page's `requestIdleCallback`, or null where there is none (tests, some engines). */
+export function idleScheduler(): IdleScheduler | null {
+  const ric = (globalThis as { requestIdleCallback?: IdleScheduler }).requestIdleCallback;
+  return typeof ric === 'function' ? ric : null;
+}
+
+/** Runs `run` once the page is idle (at the latest after `timeoutMs`), or after `fallbackMs` on
+ * a timer where there are no idle callbacks. */
+export function whenIdle(run: () => void, timeoutMs: number, fallbackMs = 16): void {
+  const ric = idleScheduler();
+  if (ric) ric(run, { timeout: timeoutMs });
+  else setTimeout(run, fallbackMs);
+}

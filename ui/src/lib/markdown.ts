@@ -7,6 +7,7 @@ import DOMPurify from 'dompurify';
 import { Marked, type Tokens } from 'marked';
 import { codeCopyLabel } from './codeCopyLabel';
 import { highlightLater } from './highlight';
+import { idleScheduler, whenIdle } from './frames';
 
 export { setCodeCopyLabel } from './codeCopyLabel';
 
@@ -144,9 +145,8 @@ const WARM_UP_SAMPLE =
  * code is compiled then, not in the task that opens the first session (that cold first render
  * cost a reply about three times a warm one). Needs `requestIdleCallback`; without it, nothing. */
 export function warmUpMarkdown(): void {
-  const ric = (globalThis as { requestIdleCallback?: (cb: () => void, o?: { timeout: number }) => number }).requestIdleCallback;
-  if (typeof ric !== 'function' || typeof window === 'undefined') return;
-  ric(() => void renderMarkdown(WARM_UP_SAMPLE), { timeout: 3000 });
+  if (!idleScheduler() || typeof window === 'undefined') return;
+  whenIdle(() => void renderMarkdown(WARM_UP_SAMPLE), 3000);
 }
 
 /** Rendered markdown by text (a part's revision, or one block of it), least recently used

@@ -4,6 +4,7 @@
 // slices, so a long transcript never runs one long main-thread task for colours.
 
 import './theme.css';
+import { whenIdle } from '../frames';
 
 type Engine = typeof import('./highlighter');
 
@@ -190,7 +191,5 @@ function schedule(): void {
     while (jobs.length > 0 && performance.now() - start < SLICE_MS) jobs.shift()?.();
     if (jobs.length > 0) schedule();
   };
-  const ric = (globalThis as { requestIdleCallback?: (cb: () => void, o?: { timeout: number }) => number }).requestIdleCallback;
-  if (ric) ric(run, { timeout: 500 });
-  else setTimeout(run, 16);
+  whenIdle(run, 500);
 }

@@ -21,6 +21,7 @@ import { markStreamOpen, openTranscript } from './transcripts';
 import { flushOutbox } from './turns';
 import { loadLoops } from './loops';
 import { prefetchViews } from '$lib/views';
+import { whenIdle } from '$lib/frames';
 
 let unsubscribe: (() => void) | null = null;
 let snapshotTimer: ReturnType<typeof setTimeout> | null = null;
@@ -36,14 +37,15 @@ let appliedEarly: Snapshot | null = null;
 function warmUpOnce(): void {
   if (warmedUp) return;
   warmedUp = true;
-  const ric = (globalThis as { requestIdleCallback?: (cb: () => void, o?: { timeout: number }) => number }).requestIdleCallback;
-  const later = typeof ric === 'function' ? (cb: () => void) => ric(cb, { timeout: 1000 }) : (cb: () => void) => setTimeout(cb, 0);
-  later(() => {
-    void prefetchViews()
-      .then(() => import('$lib/markdown'))
-      .then((markdown) => markdown.warmUpMarkdown())
-      .catch(() => undefined);
-  });
+  whenIdle(
+    () =>
+      void prefetchViews()
+        .then(() => import('$lib/markdown'))
+        .then((markdown) => markdown.warmUpMarkdown())
+        .catch(() => undefined),
+    1000,
+    0,
+  );
 }
 
 /** Starts following the backend; returns the function that stops it. */
