@@ -30,6 +30,25 @@ afterEach(() => {
   vi.unstubAllGlobals();
 });
 
+/** Applies a snapshot of `sessions` and mounts the list on it. */
+function showWith(seq: number, sessions: SessionView[]) {
+  store.applySnapshot({
+    seq,
+    connection: { state: 'ready', url: 'http://127.0.0.1:4096', version: '1', managed: true },
+    sessions,
+    statuses: {},
+    permissions: [],
+    settings: store.settings,
+    tabs: [],
+    flows: [],
+    sessionErrors: {},
+  });
+  const target = document.createElement('div');
+  document.body.appendChild(target);
+  app = mount(NeedsYou, { target });
+  flushSync();
+}
+
 const rows = () => [...document.querySelectorAll<HTMLElement>('[data-testid="needs-you-item"]')];
 
 describe('needs you list', () => {
@@ -37,21 +56,7 @@ describe('needs you list', () => {
     // Frames never come: what is drawn was drawn without one.
     vi.stubGlobal('requestAnimationFrame', () => 1);
     vi.stubGlobal('cancelAnimationFrame', () => undefined);
-    store.applySnapshot({
-      seq: 10,
-      connection: { state: 'ready', url: 'http://127.0.0.1:4096', version: '1', managed: true },
-      sessions: [session('ses_a', permission('per_a', 20)), session('ses_b', permission('per_b', 10)), session('ses_c')],
-      statuses: {},
-      permissions: [],
-      settings: store.settings,
-      tabs: [],
-      flows: [],
-      sessionErrors: {},
-    });
-    const target = document.createElement('div');
-    document.body.appendChild(target);
-    app = mount(NeedsYou, { target });
-    flushSync();
+    showWith(10, [session('ses_a', permission('per_a', 20)), session('ses_b', permission('per_b', 10)), session('ses_c')]);
     const before = rows();
     expect(before.map((r) => r.dataset.requestId)).toEqual(['per_a', 'per_b']);
 
@@ -68,21 +73,7 @@ describe('needs you list', () => {
   it('builds the first rows of a long list and the rest on asking, always with the session shown', async () => {
     const { ui } = await import('$lib/state/ui.svelte');
     const many = Array.from({ length: 30 }, (_, i) => session(`ses_${String(i).padStart(2, '0')}`, permission(`per_${i}`, 100 + i)));
-    store.applySnapshot({
-      seq: 20,
-      connection: { state: 'ready', url: 'http://127.0.0.1:4096', version: '1', managed: true },
-      sessions: many,
-      statuses: {},
-      permissions: [],
-      settings: store.settings,
-      tabs: [],
-      flows: [],
-      sessionErrors: {},
-    });
-    const target = document.createElement('div');
-    document.body.appendChild(target);
-    app = mount(NeedsYou, { target });
-    flushSync();
+    showWith(20, many);
     // Newest first: per_29 .. per_18, then the button for the 18 others.
     expect(rows().map((r) => r.dataset.requestId)).toEqual(Array.from({ length: 12 }, (_, i) => `per_${29 - i}`));
     const more = () => document.querySelector<HTMLButtonElement>('[data-testid="needs-you-more"]');
