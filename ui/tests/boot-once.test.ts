@@ -3,24 +3,14 @@
 // whether anything could have fallen between the two; only then is it asked again.
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Request } from '$lib/types/Request';
-import type { Snapshot } from '$lib/types/Snapshot';
+import { snapshotOf } from './helpers/snapshot';
 
 const asked: string[] = [];
 let seq = 7;
 let open: (from?: number) => void = () => undefined;
 
 const snapshot = (at: number) =>
-  ({
-    seq: at,
-    connection: { state: 'ready', url: 'http://127.0.0.1:4096', version: '1', managed: false },
-    sessions: [{ id: `ses_${at}`, slug: 's', projectID: 'p', directory: '/w', title: `At ${at}`, time: { created: 0, updated: at } }],
-    statuses: {},
-    permissions: [],
-    settings: { theme: 'light', locale: 'en' },
-    tabs: [],
-    flows: [],
-    sessionErrors: {},
-  }) as unknown as Snapshot;
+  snapshotOf([{ id: `ses_${at}`, slug: 's', projectID: 'p', directory: '/w', title: `At ${at}`, time: { created: 0, updated: at } }], at);
 
 const answer = async (request: Request) => {
   if (request.cmd !== 'snapshot') return null;

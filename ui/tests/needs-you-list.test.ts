@@ -5,6 +5,7 @@ import { flushSync, mount, unmount } from 'svelte';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AttentionReason } from '$lib/types/AttentionReason';
 import type { SessionView } from '$lib/types/SessionView';
+import { snapshotOf } from './helpers/snapshot';
 
 vi.mock('$lib/host', async (importOriginal) => {
   const actual = await importOriginal<typeof import('$lib/host')>();
@@ -32,17 +33,7 @@ afterEach(() => {
 
 /** Applies a snapshot of `sessions` and mounts the list on it. */
 function showWith(seq: number, sessions: SessionView[]) {
-  store.applySnapshot({
-    seq,
-    connection: { state: 'ready', url: 'http://127.0.0.1:4096', version: '1', managed: true },
-    sessions,
-    statuses: {},
-    permissions: [],
-    settings: store.settings,
-    tabs: [],
-    flows: [],
-    sessionErrors: {},
-  });
+  store.applySnapshot({ ...snapshotOf(sessions, seq), settings: store.settings });
   const target = document.createElement('div');
   document.body.appendChild(target);
   app = mount(NeedsYou, { target });

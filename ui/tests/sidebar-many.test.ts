@@ -2,7 +2,7 @@
 // filter, the navigation order and the counts still cover every session.
 import { flushSync, mount, tick, unmount } from 'svelte';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Snapshot } from '$lib/types/Snapshot';
+import { numberedSessions, snapshotOf } from './helpers/snapshot';
 
 vi.mock('$lib/host', async (importOriginal) => {
   const actual = await importOriginal<typeof import('$lib/host')>();
@@ -14,26 +14,8 @@ const { ui } = await import('$lib/state/ui.svelte');
 const { default: Sidebar } = await import('../src/lib/components/sessions/Sidebar.svelte');
 
 const N = 400;
-const sessions = Array.from({ length: N }, (_, i) => ({
-  id: `ses_${String(i).padStart(3, '0')}`,
-  slug: `s${i}`,
-  projectID: 'p',
-  directory: '/home/dev/proj',
-  title: `Session ${String(i).padStart(3, '0')}`,
-  time: { created: 0, updated: 1000 + i },
-}));
-
-const snapshot = {
-  seq: 1,
-  connection: { state: 'ready', url: 'http://127.0.0.1:4096', version: '1', managed: false },
-  sessions,
-  statuses: {},
-  permissions: [],
-  settings: { theme: 'light', locale: 'en' },
-  tabs: [],
-  flows: [],
-  sessionErrors: {},
-} as unknown as Snapshot;
+const sessions = numberedSessions(N);
+const snapshot = snapshotOf(sessions);
 
 let app: ReturnType<typeof mount>;
 const $$ = (selector: string) => [...document.querySelectorAll<HTMLElement>(selector)];

@@ -3,7 +3,7 @@
 // for the old one (an open rename, its menu) does not carry over to the new one.
 import { flushSync, mount, tick, unmount } from 'svelte';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Snapshot } from '$lib/types/Snapshot';
+import { numberedSessions, snapshotOf } from './helpers/snapshot';
 
 const calls: { cmd: string }[] = [];
 vi.mock('$lib/host', async (importOriginal) => {
@@ -22,26 +22,8 @@ const { store } = await import('$lib/state/store.svelte');
 const { ui } = await import('$lib/state/ui.svelte');
 const { default: Sidebar } = await import('../src/lib/components/sessions/Sidebar.svelte');
 
-const sessions = Array.from({ length: 200 }, (_, i) => ({
-  id: `ses_${String(i).padStart(3, '0')}`,
-  slug: `s${i}`,
-  projectID: 'p',
-  directory: '/home/dev/proj',
-  title: `Session ${String(i).padStart(3, '0')}`,
-  time: { created: 0, updated: 1000 + i },
-}));
-
-const snapshot = {
-  seq: 1,
-  connection: { state: 'ready', url: 'http://127.0.0.1:4096', version: '1', managed: false },
-  sessions,
-  statuses: {},
-  permissions: [],
-  settings: { theme: 'light', locale: 'en' },
-  tabs: [],
-  flows: [],
-  sessionErrors: {},
-} as unknown as Snapshot;
+const sessions = numberedSessions(200);
+const snapshot = snapshotOf(sessions);
 
 let app: ReturnType<typeof mount>;
 const $$ = (selector: string) => [...document.querySelectorAll<HTMLElement>(selector)];
