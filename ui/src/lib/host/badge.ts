@@ -4,7 +4,7 @@
 // web app; nothing where neither exists.
 
 import { invoke as tauriInvoke } from '@tauri-apps/api/core';
-import { isDesktop } from './index';
+import { isDesktop, withDesktopWindow } from './index';
 
 /** Shows `count` on the badge (none at 0). */
 export function setBadgeCount(count: number): void {
@@ -24,11 +24,6 @@ export function setBadgeCount(count: number): void {
 /** Puts the count in front of the window title (`(3) Crosscheck`). */
 export function setTitleCount(base: string, count: number): void {
   const title = count > 0 ? `(${count}) ${base}` : base;
-  if (isDesktop) {
-    // The window module is loaded when first needed (desktop only; not in the page's first script).
-    void import('@tauri-apps/api/window')
-      .then(({ getCurrentWindow }) => getCurrentWindow().setTitle(title))
-      .catch(() => undefined);
-  }
+  withDesktopWindow((w) => w.setTitle(title));
   if (typeof document !== 'undefined') document.title = title;
 }

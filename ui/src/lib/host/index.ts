@@ -20,6 +20,15 @@ export {
 /** Tauri event that carries batches of changes. */
 export const CHANGES_EVENT = 'crosscheck://changes';
 
+/** Runs `act` on the desktop window; its module is loaded when first needed (desktop only, and
+ * not in the page's first script). A failure is dropped: the window may be closing. */
+export function withDesktopWindow(act: (w: import('@tauri-apps/api/window').Window) => Promise<unknown>): void {
+  if (!isDesktop) return;
+  void import('@tauri-apps/api/window')
+    .then(({ getCurrentWindow }) => act(getCurrentWindow()))
+    .catch(() => undefined);
+}
+
 /** Tauri event sent when the UI fell behind the change stream and must reload its snapshot. */
 export const RESYNC_EVENT = 'crosscheck://resync';
 

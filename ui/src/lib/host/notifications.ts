@@ -5,7 +5,7 @@
 
 import { isPermissionGranted, onAction, requestPermission, sendNotification } from '@tauri-apps/plugin-notification';
 import chimeUrl from '../../assets/attention.wav?url';
-import { isDesktop } from './index';
+import { isDesktop, withDesktopWindow } from './index';
 
 /** What the user allowed: `default` until asked; `unsupported` where there is no API. */
 export type NotifyPermission = 'granted' | 'denied' | 'default' | 'unsupported';
@@ -64,10 +64,7 @@ export function sessionOfAction(payload: unknown): string | null {
 
 function focusWindow(): void {
   if (isDesktop) {
-    // The window module is loaded when first needed (desktop only; not in the page's first script).
-    void import('@tauri-apps/api/window')
-      .then(({ getCurrentWindow }) => getCurrentWindow().setFocus())
-      .catch(() => undefined);
+    withDesktopWindow((w) => w.setFocus());
   } else {
     window.focus();
   }
