@@ -99,6 +99,13 @@ test('two line comments survive the server being down, reach the implementer in 
   await page.evaluate((sel) => document.querySelector(sel)?.scrollIntoView({ block: 'center' }), `${chat(session.id)} [data-testid="tool-part"][data-tool="write"]`);
   await screenshot(page, 'comment-batch');
 
+  // The first turn ends before the server goes down: killed mid-turn, OpenCode would leave the
+  // turn's last scripted reply in the queue for the next turn to take.
+  await page
+    .locator(`${chat(session.id)} [data-testid="message-assistant"]`, { hasText: 'Wrote greet and add.' })
+    .waitFor({ timeout: WAIT });
+  await until(async () => ms.queueLength() === 0, 'the first turn to take its scripted replies');
+
   // The server goes down: sending fails and the batch is kept (in SQLite, not in the window).
   const before = (await oc.json(`/session/${session.id}/message`)).length;
   await oc.stop();
@@ -148,6 +155,7 @@ test('two line comments survive the server being down, reach the implementer in 
 
 test('a loop with a token budget stops as budget with its figures', async () => {
   const original = await oc.json('/session', { method: 'POST', body: { title: 'Greet on a budget' } });
+  assert.equal(ms.queueLength(), 0, 'the test before left no scripted reply for this one to take');
   const from = ms.requests.length;
   ms.script([{ text: HANDOFF }, { text: ROUND_1 }]);
   await open(original.id);
