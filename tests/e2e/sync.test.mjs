@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { isAlive, makeTempDir, signalChild } from '../support/cleanup.mjs';
 import { sleep, until } from '../support/page.mjs';
+import { startCrosscheck } from '../support/crosscheck.mjs';
 import { startStack } from '../support/stack.mjs';
 
 const UI_TIMEOUT = 20_000;
@@ -143,4 +144,39 @@ test('after an OpenCode restart the sidebar lists every session: past 100, and i
   const stats = await (await fetch(`${cc.base}/api/stats`, { headers: { authorization: `Bearer ${cc.token}` } })).json();
   assert.equal(stats.sessions, bulk + 2);
   await search.fill('');
+});
+
+test('sessions created while another Crosscheck attaches are all listed by it, in this folder and another', async () => {
+  const elsewhere = makeTempDir('crosscheck-attach-');
+  const made = [];
+  let creating = true;
+  const creator = async (k) => {
+    for (let i = 0; creating; i++) {
+      const where = (i + k) % 4 === 0 ? `?directory=${encodeURIComponent(elsewhere)}` : '';
+      const s = await oc.json(`/session${where}`, { method: 'POST', body: { title: `Attach race ${k}.${i}` } });
+      made.push(s.id);
+    }
+  };
+  const creators = Promise.all([0, 1, 2].map(creator));
+  const late = await startCrosscheck({ opencodeUrl: oc.url });
+  try {
+    await until(async () => (await late.api({ cmd: 'snapshot' })).connection.state === 'ready', 'the second process to be ready', 60_000);
+    await sleep(300);
+    creating = false;
+    await creators;
+    assert.ok(made.length > 10, `only ${made.length} sessions made while it attached`);
+    const missing = async () => {
+      const listed = new Set((await late.api({ cmd: 'snapshot' })).sessions.map((s) => s.id));
+      return made.filter((id) => !listed.has(id));
+    };
+    await until(async () => (await missing()).length === 0, 'every session made meanwhile to be listed', 10_000)
+      .catch(async (err) => {
+        err.message += `: ${(await missing()).length} of ${made.length} missing`;
+        throw err;
+      });
+  } finally {
+    creating = false;
+    await creators.catch(() => {});
+    await late.stop();
+  }
 });
