@@ -42,11 +42,13 @@ async fn a_review_reply_is_recorded_as_findings_of_its_link() {
     .await
     .expect("open");
     // The store sees the review turn end a moment after the fake does: ask until the reply is
-    // recorded (ListFindings records a completed reply itself).
+    // recorded (ListFindings records a completed reply itself), its coverage too (written just
+    // after the round).
     let deadline = std::time::Instant::now() + SHORT;
     let view = loop {
         let view = list_findings(&h, &o).await;
-        if !view.rounds.is_empty() || std::time::Instant::now() > deadline {
+        let settled = view.rounds.first().is_some_and(|r| r.coverage.is_some());
+        if settled || std::time::Instant::now() > deadline {
             break view;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
