@@ -120,6 +120,20 @@ test('permissions in three sessions and a question in a fourth are listed, answe
   // The title counts the items.
   assert.match(await page.title(), /^\(4\) Crosscheck$/);
   await screenshot(page, 'needs-you');
+  // The filters keep one line in the sidebar with the widest count ("99+") and a longer label:
+  // measured on a copy beside them, so the list itself is left as it is.
+  const line = await page.locator('[data-testid="needs-you"] .filters').evaluate((filters) => {
+    const copy = filters.cloneNode(true);
+    copy.querySelector('[data-testid="needs-you-count"]').textContent = '99+';
+    copy.querySelector('[data-filter="needsYou"] .label').textContent = 'Braucht dich';
+    filters.after(copy);
+    const chips = [...copy.querySelectorAll('[data-testid="sidebar-filter"]')].map((c) => c.getBoundingClientRect());
+    const box = filters.parentElement.getBoundingClientRect();
+    copy.remove();
+    return { tops: chips.map((c) => Math.round(c.top)), right: Math.max(...chips.map((c) => c.right)), edge: box.right };
+  });
+  assert.equal(new Set(line.tops).size, 1, `the filters wrapped: ${JSON.stringify(line)}`);
+  assert.ok(line.right <= line.edge + 0.5, `the filters overflow the sidebar: ${JSON.stringify(line)}`);
 
   // Answered from the list: OpenCode has it (its own list no longer holds it, and the event
   // carries the reply), and the item goes.

@@ -89,4 +89,41 @@ describe('needs you list', () => {
     expect(rows()).toHaveLength(30);
     expect(more()).toBeNull();
   });
+
+  it('counts past 99 as "99+" and moves between the filters with the arrow keys, one tab stop for all', async () => {
+    const { ui } = await import('$lib/state/ui.svelte');
+    ui.sessionFilter = 'all';
+    const many = Array.from({ length: 120 }, (_, i) => session(`ses_${String(i).padStart(3, '0')}`, permission(`per_${i}`, 100 + i)));
+    showWith(30, many);
+    const count = document.querySelector<HTMLElement>('[data-testid="needs-you-count"]');
+    expect(count?.textContent).toBe('99+');
+    expect(count?.getAttribute('aria-label')).toBe('120');
+
+    const chips = () => [...document.querySelectorAll<HTMLButtonElement>('[data-testid="sidebar-filter"]')];
+    const tabStops = () => chips().filter((c) => c.tabIndex === 0).map((c) => c.dataset.filter);
+    expect(tabStops()).toEqual(['all']);
+    const press = (key: string) => {
+      const event = new KeyboardEvent('keydown', { key, bubbles: true, cancelable: true });
+      (document.activeElement ?? chips()[0]).dispatchEvent(event);
+      flushSync();
+      return event.defaultPrevented;
+    };
+    chips()[0].focus();
+    expect(press('ArrowRight')).toBe(true);
+    expect(ui.sessionFilter).toBe('needsYou');
+    expect(document.activeElement).toBe(chips()[1]);
+    expect(tabStops()).toEqual(['needsYou']);
+    press('End');
+    expect(ui.sessionFilter).toBe('done');
+    press('ArrowRight');
+    expect(ui.sessionFilter).toBe('all');
+    press('ArrowLeft');
+    expect(ui.sessionFilter).toBe('done');
+    press('Home');
+    expect(ui.sessionFilter).toBe('all');
+    expect(document.activeElement).toBe(chips()[0]);
+    // Other keys are left to the page (Tab leaves the group).
+    expect(press('Tab')).toBe(false);
+    expect(ui.sessionFilter).toBe('all');
+  });
 });
