@@ -89,6 +89,10 @@ pub(crate) struct Inner {
     pub flows: FlowRegistry,
     pub loops: crate::flows::review_loop::Loops,
     pub tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// Set by [`Core::shutdown`] (under the `tasks` lock): a task pushed after it is aborted at
+    /// once, so work started while the core stops (a loop launched by a finishing handoff) does
+    /// not outlive it.
+    pub closed: std::sync::atomic::AtomicBool,
     /// The folder holding the database (a managed server's last-resort folder lives there).
     pub data_dir: PathBuf,
     /// The cold review engine, or why it could not be opened.
@@ -156,6 +160,7 @@ impl Core {
                 flows: FlowRegistry::default(),
                 loops: crate::flows::review_loop::Loops::default(),
                 tasks: Mutex::new(Vec::new()),
+                closed: std::sync::atomic::AtomicBool::new(false),
                 data_dir: options
                     .database
                     .parent()
@@ -430,8 +435,14 @@ impl Core {
         for server in &servers {
             server.stop_tasks();
         }
-        for task in lock(&self.inner.tasks).drain(..) {
-            task.abort();
+        {
+            let mut tasks = lock(&self.inner.tasks);
+            self.inner
+                .closed
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+            for task in tasks.drain(..) {
+                task.abort();
+            }
         }
         self.inner.flows.cancel_all();
         self.inner.loops.cancel_all();
@@ -755,9 +766,13 @@ impl Core {
         &self.inner.searches
     }
 
-    /// Keeps a background task, ended on shutdown.
+    /// Keeps a background task, ended on shutdown (at once when pushed after it).
     pub(crate) fn push_task(&self, task: tokio::task::JoinHandle<()>) {
         let mut tasks = lock(&self.inner.tasks);
+        if self.inner.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            task.abort();
+            return;
+        }
         tasks.retain(|t| !t.is_finished());
         tasks.push(task);
     }
