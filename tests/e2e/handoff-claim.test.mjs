@@ -4,7 +4,9 @@
 // the implementer received the handoff request once and the review session the review prompt
 // once; both flows end done on the same review session (the one that lost the claim followed the
 // other), no claim is left in the session's metadata, and the process that lost says so in its
-// log and opened the review's tab all the same.
+// log and opened the review's tab all the same. The same holds for a review loop: of two
+// processes starting one pair's loop, the one whose claim stands runs it; the other's stops at
+// once, sending nothing, and says another Crosscheck runs it.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startCrosscheck } from '../support/crosscheck.mjs';
@@ -102,4 +104,40 @@ test('two processes starting the same handoff at once send it to the implementer
     }
     console.log(`TIMING trial ${trial}: both flows ended in ${took} ms`);
   }
+});
+
+/** The pair's loop as process `cc` knows it, once `pred` holds. */
+const loopIn = (cc, original, pred, what) => until(async () => {
+  const loops = await cc.api({ cmd: 'listLoops' });
+  return loops.find((l) => l.originalSessionId === original && pred(l)) ?? null;
+}, what);
+
+test('of two processes starting one pair\'s review loop, one runs it and the other sends nothing', { timeout: 5 * 60_000 }, async () => {
+  const original = await oc.json('/session', { method: 'POST', body: { title: 'Looped once' } });
+  for (const cc of [first, second]) {
+    await until(async () => (await cc.api({ cmd: 'snapshot' })).sessions.some((s) => s.id === original.id), `process sees ${original.id}`);
+  }
+  // The handoff's reply, then a review that takes a while: the first process's loop waits on it.
+  ms.script([{ text: 'The handoff.' }, { text: 'Looking at it. FINDINGS VERDICT: CLEAN', chunks: 40, chunkDelayMs: 150 }]);
+  const flow = await first.api({ cmd: 'startHandoffReview', sessionId: original.id, reviewLoop: { maxRounds: 2 } });
+  const running = await loopIn(first, original.id, (l) => !l.ended, 'the first process to run the loop');
+  const review = running.reviewSessionId;
+  await until(async () => (await second.api({ cmd: 'snapshot' })).sessions.some((s) => s.id === review), 'the second process to list the review');
+  // The claim is on the server, under the loop's id.
+  await until(async () => (await oc.json(`/session/${original.id}`)).metadata?.crosscheck?.claims?.reviewLoop?.token === running.id, 'the loop claim on the server');
+
+  await second.api({ cmd: 'startLoop', sessionId: review, maxRounds: 2 });
+  const stopped = await loopIn(second, original.id, (l) => l.ended, 'the second process\'s loop to stop');
+  assert.equal(stopped.stop?.reason, 'runsElsewhere', JSON.stringify(stopped.stop));
+  const stillRunning = (await first.api({ cmd: 'listLoops' })).find((l) => l.id === running.id);
+  assert.equal(stillRunning?.ended, false, 'the first process\'s loop runs on');
+  assert.equal((await userMessages(review)).length, 1, 'the review session got the first review only');
+  assert.equal((await userMessages(original.id)).length, 1, 'the implementer got the handoff only');
+
+  // The first loop ends (the review says CLEAN) and its claim goes with it.
+  const ended = await loopIn(first, original.id, (l) => l.ended, 'the first loop to end');
+  assert.ok(ended.stop, JSON.stringify(ended));
+  await until(async () => !(await oc.json(`/session/${original.id}`)).metadata?.crosscheck?.claims?.reviewLoop, 'the loop claim to be released');
+  const f = (await first.api({ cmd: 'snapshot' })).flows.find((x) => x.id === flow.id);
+  assert.ok(f, 'the handoff is listed');
 });

@@ -3,4 +3,4 @@
 /**
  * Why a loop stopped.
  */
-export type StopReason = "clean" | "belowThreshold" | "roundCap" | "stalled" | "disputed" | "unparsed" | "uncovered" | "turnFailed" | "aborted" | "permissionWaiting" | "questionWaiting" | "userTookOver" | "userStopped" | "sessionGone" | "budget";
+export type StopReason = "clean" | "belowThreshold" | "roundCap" | "stalled" | "disputed" | "unparsed" | "uncovered" | "turnFailed" | "aborted" | "permissionWaiting" | "questionWaiting" | "userTookOver" | "userStopped" | "sessionGone" | "budget" | "runsElsewhere";

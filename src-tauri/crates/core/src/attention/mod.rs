@@ -113,7 +113,10 @@ fn follow_loop(core: &Core, state: &LoopState) {
     let kind = match stop.reason {
         StopReason::Clean | StopReason::BelowThreshold => AttentionKind::LoopEnded,
         // The person did it (or the session is gone): nothing to tell.
-        StopReason::UserStopped | StopReason::UserTookOver | StopReason::SessionGone => {
+        StopReason::UserStopped
+        | StopReason::UserTookOver
+        | StopReason::SessionGone
+        | StopReason::RunsElsewhere => {
             settle(core, session, is_loop);
             return;
         }

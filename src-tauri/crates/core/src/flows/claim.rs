@@ -29,6 +29,8 @@ use crate::error::Result;
 
 /// The purpose of a review handoff's claim on the implementing session.
 pub const HANDOFF: &str = "handoff";
+/// The purpose of a review loop's claim on its implementing session (the loop's key).
+pub const REVIEW_LOOP: &str = "reviewLoop";
 /// How long a claim holds without being renewed.
 pub const TTL: Duration = Duration::from_secs(60);
 /// How often a holder renews its claim (well within [`TTL`]).
@@ -154,7 +156,18 @@ fn entry(token: &str) -> ClaimEntry {
 /// Takes the claim for `purpose` on `session_id` by the rule in the module's doc, or says whose
 /// claim stands. Writes to the session's metadata in this process are held back meanwhile.
 pub async fn acquire(core: &Core, session_id: &str, purpose: &'static str) -> Result<Claimed> {
-    let token = ids::part_id();
+    acquire_as(core, session_id, purpose, ids::part_id()).await
+}
+
+/// [`acquire`] with a token the caller keeps: a flow that outlives its process (a review loop,
+/// resumed from its record after a restart) claims under its own id, so the claim its previous
+/// run left live is known as its own rather than another holder's.
+pub async fn acquire_as(
+    core: &Core,
+    session_id: &str,
+    purpose: &'static str,
+    token: String,
+) -> Result<Claimed> {
     let outcome = {
         let _guard = core.metadata_locks().lock(session_id).await;
         try_acquire(core, session_id, purpose, &token).await

@@ -66,6 +66,9 @@ pub enum StopReason {
     SessionGone,
     /// The loop's budget (tokens, money or minutes) is spent.
     Budget,
+    /// Another Crosscheck process runs this pair's loop (its claim on the implementing session
+    /// stands on the server): this one sends nothing.
+    RunsElsewhere,
 }
 
 /// How and when a loop stopped.

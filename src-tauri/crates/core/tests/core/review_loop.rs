@@ -192,6 +192,17 @@ async fn start_looped(
     implementer: Vec<Reply>,
 ) -> (String, String) {
     let o = h.fake.seed_session("Add greet", None);
+    start_looped_on(h, o, max_rounds, reviewer, implementer).await
+}
+
+/// [`start_looped`] on a session seeded by the caller.
+async fn start_looped_on(
+    h: &Harness,
+    o: String,
+    max_rounds: u32,
+    reviewer: Vec<Reply>,
+    implementer: Vec<Reply>,
+) -> (String, String) {
     h.fake
         .script(&o, Reply::text("## Intent\ngreet() for every name"));
     for r in implementer {
@@ -1201,5 +1212,68 @@ async fn review_sessions_are_created_and_reused_read_only() {
         .find(|r| r.route == "POST /session")
         .unwrap();
     assert!(create.body.get("permission").is_none(), "{}", create.body);
+    h.stop().await;
+}
+
+/// Of several Crosscheck processes on one server, one runs a pair's loop: a live loop claim of
+/// another process on the implementing session stops this one's loop before it sends anything,
+/// and leaves that claim as it was; a loop that ran leaves no claim of its own behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loop_claimed_by_another_process_runs_there_only() {
+    let h = Harness::start().await;
+    let live = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+        + 60_000;
+    let theirs = serde_json::json!({"crosscheck": {"claims": {"reviewLoop": {"token": "other", "expiresAt": live}}}});
+    let o = h.fake.seed_session("Claimed loop", Some(theirs.clone()));
+    let (o, review) = start_looped_on(
+        &h,
+        o,
+        5,
+        vec![Reply::text(ROUND_1)],
+        vec![Reply::text(FIXED_F1)],
+    )
+    .await;
+    let end = wait_end(&h, &o).await;
+    assert_eq!(stop_reason(&end), StopReason::RunsElsewhere, "{end:?}");
+    h.fake.wait_turns(&review, 1, SHORT).await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(
+        h.fake.prompts_to(&o).len(),
+        1,
+        "the handoff only: no feedback"
+    );
+    assert_eq!(h.fake.prompts_to(&review).len(), 1, "the review only");
+    let kept = h.fake.metadata(&o).expect("metadata");
+    assert_eq!(
+        kept["crosscheck"], theirs["crosscheck"],
+        "their claim stands"
+    );
+
+    // A loop that runs here holds its claim while it runs and leaves none behind.
+    let (o2, _) = start_looped(
+        &h,
+        5,
+        vec![Reply::text(ROUND_1), Reply::text(CLEAN_2)],
+        vec![Reply::text(FIXED_F1)],
+    )
+    .await;
+    let end = wait_end(&h, &o2).await;
+    assert_eq!(stop_reason(&end), StopReason::Clean, "{end:?}");
+    // Released right after the loop ends.
+    let deadline = tokio::time::Instant::now() + SHORT;
+    loop {
+        let left = h.fake.metadata(&o2).unwrap_or_default();
+        if left.get("crosscheck").is_none() {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "a claim was left behind: {left}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     h.stop().await;
 }

@@ -29,6 +29,7 @@ pub use record::{LoopBudget, LoopPhase, LoopState, LoopStop, PendingSend, RoundC
 use crate::api_types::Change;
 use crate::core::Core;
 use crate::error::{Error, Result};
+use crate::flows::claim::{self, Claimed};
 use crate::flows::now_ms;
 use crate::metadata::get_original_session_id;
 
@@ -242,7 +243,35 @@ fn spawn(core: &Core, state: LoopState, stop: watch::Receiver<bool>, sent_after:
             comments: Vec::new(),
             sent_after,
         };
-        task.run().await;
+        // One process of those sharing the server runs the pair's loop: the same claim on the
+        // implementing session a handoff takes, under its own purpose, held under the loop's
+        // id (a loop resumed after a restart finds its own claim still live and goes on).
+        let claimed = claim::acquire_as(
+            &core2,
+            &task.state.original_session_id,
+            claim::REVIEW_LOOP,
+            task.state.id.clone(),
+        )
+        .await;
+        match claimed {
+            Ok(Claimed::Ours(held)) => {
+                task.run().await;
+                held.release(&core2).await;
+            }
+            Ok(Claimed::Theirs(_)) => {
+                tracing::info!(loop_id = %task.state.id, "another process runs this pair's review loop");
+                task.finish(
+                    StopReason::RunsElsewhere,
+                    "another Crosscheck runs this pair's review loop".into(),
+                    Vec::new(),
+                );
+            }
+            Err(e) => task.finish(
+                StopReason::TurnFailed,
+                format!("the loop could not claim its pair on the server: {e}"),
+                Vec::new(),
+            ),
+        }
         core2
             .loops()
             .release(&task.state.original_session_id, &task.state.id);
