@@ -248,3 +248,39 @@ test('a review loop that ends clean shows its chip on the pair, and the handoff 
   await screenshot(page, 'sidebar-pairs-chips');
   assert.deepEqual(pageErrors, []);
 });
+
+test('the arrow keys, Home and End walk every row of a long list, the ones out of view included', { timeout: 3 * 60_000 }, async () => {
+  for (let i = 0; i < 80; i += 10) {
+    await Promise.all(Array.from({ length: 10 }, (_, k) => session(`Walked ${String(i + k).padStart(2, '0')}`)));
+  }
+  await page.goto(cc.url);
+  await page.locator('[data-testid="server-status"][data-state="ready"]').waitFor({ state: 'attached', timeout: WAIT });
+  await page.locator('[data-testid="session-item"]').filter({ hasText: 'Walked 79' }).waitFor({ timeout: WAIT });
+  const focused = () => page.evaluate(() => {
+    const row = document.activeElement?.closest('[data-testid="session-item"]');
+    if (!row) return null;
+    const list = document.querySelector('[data-testid="session-list"]').getBoundingClientRect();
+    const box = row.getBoundingClientRect();
+    const rows = [...document.querySelectorAll('[data-testid="session-list"] [data-testid="session-item"]')];
+    return { id: row.dataset.sessionId, index: rows.indexOf(row), last: rows.length - 1, inView: box.top >= list.top - 1 && box.bottom <= list.bottom + 1 };
+  });
+  // From the search box, Down enters the list at its first row.
+  await page.locator('[data-testid="session-search"]').focus();
+  await page.keyboard.press('ArrowDown');
+  const first = await focused();
+  assert.equal(first?.index, 0, JSON.stringify(first));
+  const built = await page.locator('[data-testid="session-list"] [data-testid="session-item"]').count();
+  await page.keyboard.press('End');
+  await until(async () => (await focused())?.index === (await focused())?.last && (await focused())?.inView, 'the last row focused, in view');
+  const last = await focused();
+  assert.notEqual(last.id, first.id);
+  await page.keyboard.press('ArrowUp');
+  await until(async () => {
+    const now = await focused();
+    return now && now.id !== last.id && now.index === last.index - 1 && now.inView;
+  }, 'the row above the last focused');
+  await page.keyboard.press('Home');
+  await until(async () => (await focused())?.id === first.id, 'the first row focused again');
+  assert.ok(built < 80, `only the rows in view are built (${built})`);
+  assert.deepEqual(pageErrors, []);
+});

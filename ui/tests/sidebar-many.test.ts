@@ -58,4 +58,37 @@ describe('sidebar with many sessions', () => {
     flushSync();
     expect($$('[data-testid="session-item"]').length).toBeLessThan(60);
   });
+
+  it('walks the whole list with the arrow keys, Home and End, building a row out of view before it takes the focus', async () => {
+    const focused = () => (document.activeElement as HTMLElement | null)?.closest<HTMLElement>('[data-testid="session-item"]')?.dataset.sessionId;
+    const press = async (key: string, shiftKey = false) => {
+      const event = new KeyboardEvent('keydown', { key, shiftKey, bubbles: true, cancelable: true });
+      document.activeElement?.dispatchEvent(event);
+      await tick();
+      flushSync();
+      await tick();
+      return event.defaultPrevented;
+    };
+    document.querySelector<HTMLElement>('[data-testid="session-item"][data-session-id="ses_399"] .main')?.focus();
+    expect(focused()).toBe('ses_399');
+    expect(await press('ArrowDown')).toBe(true);
+    expect(focused()).toBe('ses_398');
+    expect(await press('ArrowUp')).toBe(true);
+    expect(focused()).toBe('ses_399');
+    // Nothing above the first row: the key is left alone.
+    expect(await press('ArrowUp')).toBe(false);
+    // The last row is not built until End asks for it.
+    expect(document.querySelector('[data-testid="session-item"][data-session-id="ses_000"]')).toBeNull();
+    expect(await press('End')).toBe(true);
+    expect(focused()).toBe('ses_000');
+    expect(await press('ArrowUp')).toBe(true);
+    expect(focused()).toBe('ses_001');
+    expect(await press('Home')).toBe(true);
+    expect(focused()).toBe('ses_399');
+    // With a modifier the key is not the list's (Alt+Up/Down selects a session).
+    expect(await press('ArrowDown', true)).toBe(false);
+    expect(focused()).toBe('ses_399');
+    expect(await press('ArrowDown')).toBe(true);
+    expect(focused()).toBe('ses_398');
+  });
 });
