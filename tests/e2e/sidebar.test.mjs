@@ -253,9 +253,12 @@ test('the arrow keys, Home and End walk every row of a long list, the ones out o
   for (let i = 0; i < 80; i += 10) {
     await Promise.all(Array.from({ length: 10 }, (_, k) => session(`Walked ${String(i + k).padStart(2, '0')}`)));
   }
+  await until(async () => (await cc.api({ cmd: 'snapshot' })).sessions.filter((s) => s.title.startsWith('Walked')).length === 80, 'the 80 sessions listed');
+  // The session selected before stays selected: the list opens scrolled to it, far below the
+  // 80 new ones.
   await page.goto(cc.url);
   await page.locator('[data-testid="server-status"][data-state="ready"]').waitFor({ state: 'attached', timeout: WAIT });
-  await page.locator('[data-testid="session-item"]').filter({ hasText: 'Walked 79' }).waitFor({ timeout: WAIT });
+  await page.locator('[data-testid="session-list"] [data-testid="session-item"]').first().waitFor({ timeout: WAIT });
   const focused = () => page.evaluate(() => {
     const row = document.activeElement?.closest('[data-testid="session-item"]');
     if (!row) return null;
@@ -264,14 +267,28 @@ test('the arrow keys, Home and End walk every row of a long list, the ones out o
     const rows = [...document.querySelectorAll('[data-testid="session-list"] [data-testid="session-item"]')];
     return { id: row.dataset.sessionId, index: rows.indexOf(row), last: rows.length - 1, inView: box.top >= list.top - 1 && box.bottom <= list.bottom + 1 };
   });
-  // From the search box, Down enters the list at its first row.
+  // From the search box, Down enters the list at its first row (the newest session).
   await page.locator('[data-testid="session-search"]').focus();
   await page.keyboard.press('ArrowDown');
+  await until(async () => (await focused())?.inView, 'a row focused from the search box');
   const first = await focused();
-  assert.equal(first?.index, 0, JSON.stringify(first));
+  assert.equal(first.index, 0, JSON.stringify(first));
+  const top = (await cc.api({ cmd: 'snapshot' })).sessions.find((s) => s.id === first.id);
+  assert.match(top?.title ?? '', /^Walked 7\d$/, 'one of the last ten made');
   const built = await page.locator('[data-testid="session-list"] [data-testid="session-item"]').count();
   await page.keyboard.press('End');
-  await until(async () => (await focused())?.index === (await focused())?.last && (await focused())?.inView, 'the last row focused, in view');
+  await until(async () => {
+    const now = await focused();
+    return now && now.index === now.last && now.inView;
+  }, 'the last row focused, in view').catch(async (err) => {
+    err.message += `: ${JSON.stringify(await focused())}, ${await page.evaluate(() => {
+      const list = document.querySelector('[data-testid="session-list"]');
+      const row = document.activeElement?.closest('[data-testid="session-item"]');
+      const r = (el) => { const b = el?.getBoundingClientRect(); return b ? [Math.round(b.top), Math.round(b.bottom)] : null; };
+      return JSON.stringify({ list: r(list), row: r(row), top: list.scrollTop, height: list.scrollHeight, client: list.clientHeight });
+    })}`;
+    throw err;
+  });
   const last = await focused();
   assert.notEqual(last.id, first.id);
   await page.keyboard.press('ArrowUp');
