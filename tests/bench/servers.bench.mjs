@@ -300,7 +300,8 @@ try {
     const { paintedAt, rows, snapshotEnd, steps, calls, marks } = await page.evaluate(() => {
       const nav = performance.getEntriesByType('navigation')[0];
       const res = performance.getEntriesByType('resource');
-      const api = res.filter((e) => e.name.endsWith('/api'));
+      // Resource entries are listed as they end; the calls were counted as they began.
+      const api = res.filter((e) => e.name.endsWith('/api')).sort((x, y) => x.startTime - y.startTime);
       const first = api.reduce((m, e) => (m && m.startTime <= e.startTime ? m : e), null);
       return {
         paintedAt: window.__paintedAt,
@@ -310,7 +311,8 @@ try {
         // Where the time before the first paint goes.
         steps: {
           page: nav?.responseEnd ?? NaN,
-          scripts: Math.max(0, ...res.filter((e) => /\.(js|css)$/.test(e.name)).map((e) => e.responseEnd)),
+          // The page's own scripts and styles, not the parts loaded lazily after the paint.
+          scripts: Math.max(0, ...res.filter((e) => /\.(js|css)$/.test(e.name) && e.startTime < (nav?.domContentLoadedEventStart ?? Infinity)).map((e) => e.responseEnd)),
           domReady: nav?.domContentLoadedEventEnd ?? NaN,
           apiAsked: first?.startTime ?? NaN,
           apiFirstByte: first?.responseStart ?? NaN,
