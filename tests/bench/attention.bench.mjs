@@ -85,8 +85,10 @@ function pageProbe() {
     }
     if (fresh) {
       const keys = [...rows].map((r) => r.__key).filter((k) => k && window.__itemPainted[k] === undefined);
-      // The list's size is the count it shows (it builds its first rows only; the rest on asking).
-      const size = Number(document.querySelector('[data-testid="sidebar-filter"][data-filter="needsYou"] .count')?.textContent ?? rows.length);
+      // The list's size is the count on its chip (it builds its first rows only; the rest on
+      // asking); the chip shows "99+" past 99 and names the number in its label.
+      const chip = document.querySelector('[data-testid="needs-you-count"]');
+      const size = Number(chip?.getAttribute('aria-label') ?? rows.length);
       const built = rows.length;
       painted().then((t) => {
         const frameStart = window.__lastFrameStart;
