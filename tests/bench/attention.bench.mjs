@@ -86,9 +86,9 @@ function pageProbe() {
     if (fresh) {
       const keys = [...rows].map((r) => r.__key).filter((k) => k && window.__itemPainted[k] === undefined);
       // The list's size is the count on its chip (it builds its first rows only; the rest on
-      // asking); the chip shows "99+" past 99 and names the number in its label.
+      // asking); the chip shows "99+" past 99 and keeps the number in `data-count`.
       const chip = document.querySelector('[data-testid="needs-you-count"]');
-      const size = Number(chip?.getAttribute('aria-label') ?? rows.length);
+      const size = Number(chip?.dataset.count ?? rows.length);
       const built = rows.length;
       painted().then((t) => {
         const frameStart = window.__lastFrameStart;

@@ -97,7 +97,8 @@ describe('needs you list', () => {
     showWith(30, many);
     const count = document.querySelector<HTMLElement>('[data-testid="needs-you-count"]');
     expect(count?.textContent).toBe('99+');
-    expect(count?.getAttribute('aria-label')).toBe('120');
+    expect(count?.dataset.count).toBe('120');
+    expect(count?.title).toBe('120');
 
     const chips = () => [...document.querySelectorAll<HTMLButtonElement>('[data-testid="sidebar-filter"]')];
     const tabStops = () => chips().filter((c) => c.tabIndex === 0).map((c) => c.dataset.filter);
