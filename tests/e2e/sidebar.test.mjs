@@ -296,6 +296,7 @@ test('the arrow keys, Home and End walk every row of a long list, the ones out o
     const now = await focused();
     return now && now.id !== last.id && now.index === last.index - 1 && now.inView;
   }, 'the row above the last focused');
+  await screenshot(page, 'sidebar-keyboard');
   await page.keyboard.press('Home');
   await until(async () => (await focused())?.id === first.id, 'the first row focused again');
   assert.ok(built < 80, `only the rows in view are built (${built})`);
