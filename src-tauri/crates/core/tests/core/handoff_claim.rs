@@ -123,7 +123,7 @@ async fn two_cores_starting_one_handoff_send_it_once_and_both_show_one_review() 
 async fn a_claim_left_by_a_crashed_process_lapses() {
     let h = Harness::start().await;
     // Expired a second ago: its holder stopped renewing it.
-    let expired = chrono_like_now() - 1000;
+    let expired = crosscheck_review::ledger::now_ms() - 1000;
     let o = h.fake.seed_session(
         "Left claimed",
         Some(
@@ -145,7 +145,7 @@ async fn a_claim_left_by_a_crashed_process_lapses() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_claim_of_another_process_is_followed_not_sent_again() {
     let h = Harness::start().await;
-    let live = chrono_like_now() + 60_000;
+    let live = crosscheck_review::ledger::now_ms() + 60_000;
     let o = h.fake.seed_session(
         "Claimed elsewhere",
         Some(json!({"crosscheck": {"claims": {"handoff": {"token": "other", "expiresAt": live}}}})),
@@ -194,11 +194,4 @@ async fn a_live_claim_of_another_process_is_followed_not_sent_again() {
     );
     assert_eq!(h.fake.count("POST /session"), 0, "no review session made");
     h.stop().await;
-}
-
-fn chrono_like_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
 }

@@ -1221,11 +1221,7 @@ async fn review_sessions_are_created_and_reused_read_only() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_loop_claimed_by_another_process_runs_there_only() {
     let h = Harness::start().await;
-    let live = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
-        + 60_000;
+    let live = crosscheck_review::ledger::now_ms() + 60_000;
     let theirs = serde_json::json!({"crosscheck": {"claims": {"reviewLoop": {"token": "other", "expiresAt": live}}}});
     let o = h.fake.seed_session("Claimed loop", Some(theirs.clone()));
     let (o, review) = start_looped_on(
