@@ -112,6 +112,8 @@ error_codes! {
     MergeRefused = 409,
     /// The worktree has uncommitted changes: removing it needs a second confirmation.
     WorktreeDirty = 409,
+    /// The pair's previous review loop is still ending: a new one can start in a moment.
+    LoopEnding = 409,
     /// A bug in Crosscheck.
     Internal = 422,
     /// Web mode: the token is missing or wrong.
@@ -245,6 +247,10 @@ pub enum Error {
     /// A worktree with uncommitted changes is removed only when the user confirms twice.
     #[error("the worktree {0} has uncommitted changes")]
     WorktreeDirty(String),
+    /// The pair's previous review loop in this process is still ending (taking its claim off
+    /// the server).
+    #[error("the previous review loop of {0} is still ending; try again in a moment")]
+    LoopEnding(String),
     /// A bug: something that should not happen.
     #[error("internal error: {0}")]
     Internal(String),
@@ -286,6 +292,7 @@ impl Error {
             Error::NotARepository(_) => ErrorCode::NotARepository,
             Error::MergeRefused(_) => ErrorCode::MergeRefused,
             Error::WorktreeDirty(_) => ErrorCode::WorktreeDirty,
+            Error::LoopEnding(_) => ErrorCode::LoopEnding,
             Error::Internal(_) => ErrorCode::Internal,
         }
     }

@@ -840,6 +840,7 @@ export const de: Record<MessageKey, string> = {
   'error.worktree_dirty': 'Der Worktree hat nicht committete Änderungen.',
   'error.fingerprint_failed': 'Der Stand des Codes ließ sich nicht bestimmen: Der Ordner ist kein Git-Repository, oder Git ist fehlgeschlagen.',
   'error.session_busy': 'Die Sitzung arbeitet gerade. Warte, bis sie fertig ist, oder halte sie an, und versuche es erneut.',
+  'error.loop_ending': 'Die letzte Review-Schleife dieses Paars endet noch. Versuche es gleich noch einmal.',
   'error.file_too_large': 'Die Datei ist zu groß zum Anhängen.',
   'error.unauthorized': 'Nicht berechtigt. Öffne den Link, den `crosscheck serve` ausgegeben hat.',
   'error.unknown': 'Etwas ist schiefgegangen; versuche es erneut und öffne die Details, falls es wieder passiert.',

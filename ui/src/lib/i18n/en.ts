@@ -829,6 +829,7 @@ export const en = {
   'error.folder_missing': 'That folder does not exist; check the path or pick a folder from the list.',
   'error.not_a_folder': 'That path is a file, not a folder; choose the folder that contains it.',
   'error.session_busy': 'The session is running a turn. Wait for it to end, or stop it, and try again.',
+  'error.loop_ending': 'The last review loop of this pair is still ending. Try again in a moment.',
   'error.file_too_large': 'The file is too large to attach.',
   'error.attachment_outside': 'That file is a link to something outside the session’s folder; it was not attached.',
   'error.attachment_not_a_file': 'That is a folder or a special file (pipe, device, socket), not a file; it was not attached.',

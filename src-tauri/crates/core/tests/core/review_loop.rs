@@ -446,6 +446,49 @@ async fn a_dispute_the_reviewer_keeps_open_stops_with_both_sides() {
     h.stop().await;
 }
 
+/// "One more round" the moment a loop stopped on a dispute: the stopped loop still takes its
+/// claim off the server then, and the new loop waits for that instead of failing, or finding
+/// the old claim and stopping as if another process ran the pair.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_more_round_right_after_a_dispute_starts_a_new_loop() {
+    let h = Harness::start().await;
+    let (o, _) = start_looped(
+        &h,
+        5,
+        vec![
+            Reply::text("FINDINGS\n- [F1] major — empty names panic\nVERDICT: FLAGS (1)"),
+            Reply::text("FINDINGS\n- [F1] OPEN — the CLI passes user input\nVERDICT: FLAGS (1)"),
+        ],
+        vec![Reply::text(
+            "- [F1] DISPUTED — names are checked upstream: `check(name)?` in cli.rs",
+        )],
+    )
+    .await;
+    let stopped = wait_end(&h, &o).await;
+    assert_eq!(stop_reason(&stopped), StopReason::Disputed, "{stopped:?}");
+    h.fake.script(&o, Reply::text(FIXED_F1));
+    h.fake.script_any(Reply::text(CLEAN_2));
+    let next: LoopState = serde_json::from_value(
+        h.request(Request::StartLoop(crosscheck_core::requests::StartLoop {
+            session_id: o.clone(),
+            max_rounds: Some(1),
+            threshold: None,
+            budget: None,
+        }))
+        .await
+        .expect("one more round starts"),
+    )
+    .expect("shape");
+    assert_ne!(next.id, stopped.id, "a new loop");
+    let end = wait_loop(&h, &o, "the new loop to stop", |s| {
+        s.id == next.id && s.ended
+    })
+    .await;
+    assert_ne!(stop_reason(&end), StopReason::RunsElsewhere, "{end:?}");
+    assert_ne!(stop_reason(&end), StopReason::TurnFailed, "{end:?}");
+    h.stop().await;
+}
+
 /// A dispute without evidence is sent back to the implementer once, all hidden; its answer
 /// with evidence goes to the reviewer with the note to accept or keep it with its own, and the
 /// reviewer's withdrawal ends the loop clean with both sides in the history.

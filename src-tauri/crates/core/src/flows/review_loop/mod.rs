@@ -22,7 +22,7 @@ use std::sync::Mutex;
 
 use crosscheck_opencode::ids;
 use crosscheck_review::findings::Severity;
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 
 pub use record::{LoopBudget, LoopPhase, LoopState, LoopStop, PendingSend, RoundCost, StopReason};
 
@@ -71,11 +71,17 @@ impl LoopOptions {
     }
 }
 
+/// How long a new loop waits for the pair's previous loop of this process to be gone: a loop
+/// that has stopped still takes its claim off the server (a few requests and a settle).
+const PREVIOUS_LOOP_GONE: std::time::Duration = std::time::Duration::from_secs(15);
+
 /// The running loops, one per pair (keyed by the implementing session), each with its stop
 /// switch.
 #[derive(Default)]
 pub struct Loops {
     running: Mutex<HashMap<String, (String, watch::Sender<bool>)>>,
+    /// Woken whenever a loop is unregistered.
+    gone: Notify,
 }
 
 impl Loops {
@@ -100,6 +106,25 @@ impl Loops {
         let mut running = self.lock();
         if running.get(original).is_some_and(|(id, _)| id == loop_id) {
             running.remove(original);
+            drop(running);
+            self.gone.notify_waiters();
+        }
+    }
+
+    /// Waits until no loop of this process is registered for the pair, up to `limit`; false
+    /// when one still is.
+    async fn wait_gone(&self, original: &str, limit: std::time::Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let notified = self.gone.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if !self.runs_for(original) {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return !self.runs_for(original);
+            }
         }
     }
 
@@ -125,6 +150,7 @@ impl Loops {
     /// Stops every loop (shutdown); their records stay as they are, so they resume.
     pub(crate) fn cancel_all(&self) {
         self.lock().clear();
+        self.gone.notify_waiters();
     }
 }
 
@@ -144,6 +170,11 @@ pub async fn start(core: &Core, session_id: &str, options: LoopOptions) -> Resul
     let (original, review) = pair_of(core, session_id).await?;
     if let Some(running) = running_state(core, &original)? {
         return Ok(running);
+    }
+    // A loop that has just stopped (its record says so) may still be taking its claim off the
+    // server; the new one starts once that is done, or its claim would meet the old one's.
+    if !core.loops().wait_gone(&original, PREVIOUS_LOOP_GONE).await {
+        return Err(Error::LoopEnding(original));
     }
     let follow = crate::turn::Follow::new(core, &review).await?;
     let awaiting = core
@@ -217,7 +248,7 @@ fn launch(
     };
     let Some(stop) = core.loops().claim(original, &state.id) else {
         return running_state(core, original)?
-            .ok_or_else(|| Error::Internal("a loop was claimed but has no record".into()));
+            .ok_or_else(|| Error::LoopEnding(original.to_owned()));
     };
     if let Err(e) = record::save(core.db(), &state) {
         core.loops().release(original, &state.id);
