@@ -343,7 +343,8 @@ impl Flow {
                 &review_prompt_id,
                 options,
                 mark,
-            )?;
+            )
+            .await?;
         }
         Ok(())
     }

@@ -171,11 +171,7 @@ pub async fn start(core: &Core, session_id: &str, options: LoopOptions) -> Resul
     if let Some(running) = running_state(core, &original)? {
         return Ok(running);
     }
-    // A loop that has just stopped (its record says so) may still be taking its claim off the
-    // server; the new one starts once that is done, or its claim would meet the old one's.
-    if !core.loops().wait_gone(&original, PREVIOUS_LOOP_GONE).await {
-        return Err(Error::LoopEnding(original));
-    }
+    previous_loop_gone(core, &original).await?;
     let follow = crate::turn::Follow::new(core, &review).await?;
     let awaiting = core
         .read_store(|s, _| crate::flows::reply::last_prompt_id(s, &review))
@@ -195,9 +191,20 @@ pub(crate) fn stream_mark(core: &Core) -> Option<u64> {
     reconcile::Continuity::before_send(core)
 }
 
+/// Waits until the pair's previous loop of this process is gone. A loop that has just stopped
+/// (its record says so) may still be taking its claim off the server; a new one starts once
+/// that is done, or its claim would meet the old one's.
+async fn previous_loop_gone(core: &Core, original: &str) -> Result<()> {
+    if core.loops().wait_gone(original, PREVIOUS_LOOP_GONE).await {
+        Ok(())
+    } else {
+        Err(Error::LoopEnding(original.to_owned()))
+    }
+}
+
 /// Starts a loop right after the handoff sent the first review prompt `prompt_id`; `mark` is
 /// the [`stream_mark`] taken just before that send.
-pub fn start_after_handoff(
+pub async fn start_after_handoff(
     core: &Core,
     original: &str,
     review: &str,
@@ -205,6 +212,10 @@ pub fn start_after_handoff(
     options: LoopOptions,
     mark: Option<u64>,
 ) -> Result<LoopState> {
+    if let Some(running) = running_state(core, original)? {
+        return Ok(running);
+    }
+    previous_loop_gone(core, original).await?;
     launch(core, original, review, prompt_id, options, mark)
 }
 
