@@ -111,23 +111,6 @@ impl Loops {
         }
     }
 
-    /// Waits until no loop of this process is registered for the pair, up to `limit`; false
-    /// when one still is.
-    async fn wait_gone(&self, original: &str, limit: std::time::Duration) -> bool {
-        let deadline = tokio::time::Instant::now() + limit;
-        loop {
-            let notified = self.gone.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if !self.runs_for(original) {
-                return true;
-            }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return !self.runs_for(original);
-            }
-        }
-    }
-
     /// Asks the pair's loop to stop; false when none runs here.
     fn stop(&self, original: &str) -> bool {
         self.lock()
@@ -168,10 +151,9 @@ async fn pair_of(core: &Core, session_id: &str) -> Result<(String, String)> {
 /// newest prompt; answers the running loop when the pair has one.
 pub async fn start(core: &Core, session_id: &str, options: LoopOptions) -> Result<LoopState> {
     let (original, review) = pair_of(core, session_id).await?;
-    if let Some(running) = running_state(core, &original)? {
+    if let Some(running) = previous_loop_gone(core, &original).await? {
         return Ok(running);
     }
-    previous_loop_gone(core, &original).await?;
     let follow = crate::turn::Follow::new(core, &review).await?;
     let awaiting = core
         .read_store(|s, _| crate::flows::reply::last_prompt_id(s, &review))
@@ -191,14 +173,30 @@ pub(crate) fn stream_mark(core: &Core) -> Option<u64> {
     reconcile::Continuity::before_send(core)
 }
 
-/// Waits until the pair's previous loop of this process is gone. A loop that has just stopped
-/// (its record says so) may still be taking its claim off the server; a new one starts once
-/// that is done, or its claim would meet the old one's.
-async fn previous_loop_gone(core: &Core, original: &str) -> Result<()> {
-    if core.loops().wait_gone(original, PREVIOUS_LOOP_GONE).await {
-        Ok(())
-    } else {
-        Err(Error::LoopEnding(original.to_owned()))
+/// The pair's running loop, or `None` once no loop of this process is registered for it. A
+/// loop that has just stopped (its record says so) may still be taking its claim off the
+/// server: it is waited for (up to [`PREVIOUS_LOOP_GONE`]), or the new loop's claim would meet
+/// the old one's.
+async fn previous_loop_gone(core: &Core, original: &str) -> Result<Option<LoopState>> {
+    let deadline = tokio::time::Instant::now() + PREVIOUS_LOOP_GONE;
+    loop {
+        let gone = core.loops().gone.notified();
+        tokio::pin!(gone);
+        gone.as_mut().enable();
+        if let Some(running) = running_state(core, original)? {
+            return Ok(Some(running));
+        }
+        if !core.loops().runs_for(original) {
+            return Ok(None);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(Error::LoopEnding(original.to_owned()));
+        }
+        // Woken when a loop unregisters; looked at again now and then meanwhile (a loop being
+        // registered right now has its record a moment later).
+        let next =
+            deadline.min(tokio::time::Instant::now() + std::time::Duration::from_millis(100));
+        let _ = tokio::time::timeout_at(next, gone).await;
     }
 }
 
@@ -212,10 +210,9 @@ pub async fn start_after_handoff(
     options: LoopOptions,
     mark: Option<u64>,
 ) -> Result<LoopState> {
-    if let Some(running) = running_state(core, original)? {
+    if let Some(running) = previous_loop_gone(core, original).await? {
         return Ok(running);
     }
-    previous_loop_gone(core, original).await?;
     launch(core, original, review, prompt_id, options, mark)
 }
 
