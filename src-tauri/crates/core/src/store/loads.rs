@@ -199,6 +199,7 @@ impl Store {
                 .partition(|(id, _)| self.server_of(id) == server);
         for session in &snapshot.sessions {
             self.set_server(&session.id, &server);
+            self.removed.remove(&session.id);
         }
         let mut merged: HashMap<String, Session> = others;
         for session in snapshot.sessions {
@@ -262,13 +263,17 @@ impl Store {
         self.sessions_reset_change()
     }
 
-    /// Keeps a session fetched from the server unless the store has a newer one (from events):
-    /// a fetch answered before an update arrived must not undo it.
+    /// Keeps a session fetched from the server unless the store has a newer one (from events)
+    /// or removed it since: a fetch answered before an update or a deletion must not undo it.
     pub fn upsert_fetched_session(&mut self, session: Session) -> Option<Change> {
         if is_scratch(&session) {
             // A cold review's scratch session (read back while a turn waits on it): held,
             // never listed.
             self.scratch.insert(session.id.clone());
+            return None;
+        }
+        if self.removed.contains(&session.id) {
+            // Asked before it was deleted, answered after: it stays gone.
             return None;
         }
         if let Some(known) = self.sessions.get(&session.id)

@@ -52,7 +52,14 @@ pub struct Store {
     asked_at: HashMap<String, i64>,
     /// Attention marks raised by the attention follower (a finished turn, a stopped loop...).
     marks: HashMap<String, Vec<AttentionReason>>,
+    /// Sessions removed as deleted or gone: a fetched copy asked for before the removal and
+    /// answered after it must not bring one back (only the server's events and listings do).
+    removed: HashSet<String>,
 }
+
+/// Most removed sessions remembered; past it the memory starts over (a late answer about a
+/// session deleted that long ago is unlikely).
+const MAX_REMOVED: usize = 10_000;
 
 /// Whether a session is a cold review's scratch session (any process's), which no view lists.
 pub fn is_scratch(session: &Session) -> bool {
@@ -297,8 +304,12 @@ impl Store {
         }
     }
 
-    /// Forgets a session.
+    /// Forgets a session that was deleted or is gone from its server.
     pub fn remove_session(&mut self, id: &str) -> Change {
+        if self.removed.len() >= MAX_REMOVED {
+            self.removed.clear();
+        }
+        self.removed.insert(id.to_owned());
         self.sessions.remove(id);
         self.server_of.remove(id);
         self.statuses.remove(id);
@@ -347,7 +358,10 @@ impl Store {
             _ => {}
         }
         match event {
-            Event::SessionCreated(s) | Event::SessionUpdated(s) => Some(self.upsert_session(*s)),
+            Event::SessionCreated(s) | Event::SessionUpdated(s) => {
+                self.removed.remove(&s.id);
+                Some(self.upsert_session(*s))
+            }
             Event::SessionDeleted(s) => Some(self.remove_session(&s.id)),
             Event::SessionStatus { session_id, status } => {
                 Some(self.set_status(session_id, status))
@@ -825,6 +839,41 @@ mod tests {
         assert!(store.apply(replied("per_2", "ses_b")).is_none());
         assert!(store.apply(replied("per_9", "ses_z")).is_none());
         assert_eq!(store.permissions().len(), 2);
+    }
+
+    /// A read of a session sent before it was deleted and answered after must not bring it
+    /// back (a handoff waiting on it would wait for ever); the server's own word does.
+    #[test]
+    fn a_session_fetched_after_its_removal_stays_removed_until_the_server_lists_it() {
+        let mut store = Store::default();
+        store.upsert_session(session("ses_a", None));
+        store.remove_session("ses_a");
+        assert!(
+            store
+                .upsert_fetched_session(session("ses_a", None))
+                .is_none()
+        );
+        assert!(
+            store.session("ses_a").is_none(),
+            "a late answer brought it back"
+        );
+        assert!(!store.holds("ses_a"));
+        // Another session is kept as fetched.
+        assert!(
+            store
+                .upsert_fetched_session(session("ses_b", None))
+                .is_some()
+        );
+        // An event from the server is its word: the session is there again.
+        store.apply(Event::SessionUpdated(Box::new(session("ses_a", None))));
+        assert!(store.session("ses_a").is_some());
+        store.remove_session("ses_a");
+        store.apply(Event::SessionCreated(Box::new(session("ses_a", None))));
+        assert!(
+            store
+                .upsert_fetched_session(session("ses_a", None))
+                .is_some()
+        );
     }
 
     #[test]
