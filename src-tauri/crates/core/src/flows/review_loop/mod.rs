@@ -22,7 +22,7 @@ use std::sync::Mutex;
 
 use crosscheck_opencode::ids;
 use crosscheck_review::findings::Severity;
-use tokio::sync::{Notify, watch};
+use tokio::sync::watch;
 
 pub use record::{LoopBudget, LoopPhase, LoopState, LoopStop, PendingSend, RoundCost, StopReason};
 
@@ -80,8 +80,6 @@ const PREVIOUS_LOOP_GONE: std::time::Duration = std::time::Duration::from_secs(1
 #[derive(Default)]
 pub struct Loops {
     running: Mutex<HashMap<String, (String, watch::Sender<bool>)>>,
-    /// Woken whenever a loop is unregistered.
-    gone: Notify,
 }
 
 impl Loops {
@@ -106,8 +104,6 @@ impl Loops {
         let mut running = self.lock();
         if running.get(original).is_some_and(|(id, _)| id == loop_id) {
             running.remove(original);
-            drop(running);
-            self.gone.notify_waiters();
         }
     }
 
@@ -133,7 +129,6 @@ impl Loops {
     /// Stops every loop (shutdown); their records stay as they are, so they resume.
     pub(crate) fn cancel_all(&self) {
         self.lock().clear();
-        self.gone.notify_waiters();
     }
 }
 
@@ -180,9 +175,6 @@ pub(crate) fn stream_mark(core: &Core) -> Option<u64> {
 async fn previous_loop_gone(core: &Core, original: &str) -> Result<Option<LoopState>> {
     let deadline = tokio::time::Instant::now() + PREVIOUS_LOOP_GONE;
     loop {
-        let gone = core.loops().gone.notified();
-        tokio::pin!(gone);
-        gone.as_mut().enable();
         if let Some(running) = running_state(core, original)? {
             return Ok(Some(running));
         }
@@ -192,11 +184,8 @@ async fn previous_loop_gone(core: &Core, original: &str) -> Result<Option<LoopSt
         if tokio::time::Instant::now() >= deadline {
             return Err(Error::LoopEnding(original.to_owned()));
         }
-        // Woken when a loop unregisters; looked at again now and then meanwhile (a loop being
-        // registered right now has its record a moment later).
-        let next =
-            deadline.min(tokio::time::Instant::now() + std::time::Duration::from_millis(100));
-        let _ = tokio::time::timeout_at(next, gone).await;
+        // Two in-memory reads a round: a short pause costs nothing and keeps the start prompt.
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
 
