@@ -419,12 +419,11 @@ async fn the_round_cap_stops_the_loop() {
     h.stop().await;
 }
 
-/// The implementer disputes, the reviewer keeps it open: stopped with both sides' words.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_dispute_the_reviewer_keeps_open_stops_with_both_sides() {
-    let h = Harness::start().await;
+/// A looped handoff in which the implementer disputes F1 and the reviewer keeps it open (F3 is
+/// fixed): the loop stops on the dispute. Answers the implementing session.
+async fn start_disputed(h: &Harness) -> String {
     let (o, _) = start_looped(
-        &h,
+        h,
         5,
         vec![
             Reply::text("FINDINGS\n- [F1] major — empty names panic\n- [F3] minor — no test\nVERDICT: FLAGS (2)"),
@@ -435,6 +434,14 @@ async fn a_dispute_the_reviewer_keeps_open_stops_with_both_sides() {
         )],
     )
     .await;
+    o
+}
+
+/// The implementer disputes, the reviewer keeps it open: stopped with both sides' words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dispute_the_reviewer_keeps_open_stops_with_both_sides() {
+    let h = Harness::start().await;
+    let o = start_disputed(&h).await;
     let end = wait_end(&h, &o).await;
     assert_eq!(stop_reason(&end), StopReason::Disputed, "{end:?}");
     let detail = end.stop.unwrap().detail;
@@ -452,18 +459,7 @@ async fn a_dispute_the_reviewer_keeps_open_stops_with_both_sides() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_more_round_right_after_a_dispute_starts_a_new_loop() {
     let h = Harness::start().await;
-    let (o, _) = start_looped(
-        &h,
-        5,
-        vec![
-            Reply::text("FINDINGS\n- [F1] major — empty names panic\nVERDICT: FLAGS (1)"),
-            Reply::text("FINDINGS\n- [F1] OPEN — the CLI passes user input\nVERDICT: FLAGS (1)"),
-        ],
-        vec![Reply::text(
-            "- [F1] DISPUTED — names are checked upstream: `check(name)?` in cli.rs",
-        )],
-    )
-    .await;
+    let o = start_disputed(&h).await;
     let stopped = wait_end(&h, &o).await;
     assert_eq!(stop_reason(&stopped), StopReason::Disputed, "{stopped:?}");
     h.fake.script(&o, Reply::text(FIXED_F1));
