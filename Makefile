@@ -117,13 +117,10 @@ test-desktop: desktop opencode
 	@command -v tauri-driver >/dev/null || $(CARGO) install tauri-driver --locked
 	cd tests && CROSSCHECK_DESKTOP_BIN="$(BIN_DIR)/crosscheck-desktop" xvfb-run -a --server-args="-screen 0 1280x820x24" npm run --silent test:desktop
 
-# TAP while the tests run, and each failure with its reason again at the end of the output.
-FAILURES_LAST := --test-reporter=tap --test-reporter-destination=stdout --test-reporter=./support/failures-last.mjs --test-reporter-destination=stdout
-
 # From a folder outside the clone: the built binary serves its embedded UI, and
 # `make install PREFIX=<tmp> PROFILE=debug` (reusing the debug build) gives a working install.
 test-install: build desktop
-	cd tests && CROSSCHECK_BIN="$(BIN_DIR)/crosscheck" node --test $(FAILURES_LAST) install/
+	cd tests && CROSSCHECK_BIN="$(BIN_DIR)/crosscheck" npm run --silent test:install
 
 test: lint test-rust test-ui test-e2e test-desktop test-install
 	@echo "All suites passed."
