@@ -7,12 +7,13 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Duration;
 
 use crosscheck_opencode::{
-    Client, DropCause, ServerConfig, ServerState, StreamItem, Supervisor, spawn_event_stream,
-    stream::StreamOptions,
+    Client, DropCause, Event, ServerConfig, ServerState, StreamItem, Supervisor,
+    spawn_event_stream, stream::StreamOptions,
 };
 use tokio::sync::mpsc;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::api_types::{Connection, NoticeLevel};
 use crate::core::{Core, OpencodeTarget};
@@ -159,9 +160,43 @@ enum Outcome {
     Failed { error: String },
 }
 
+/// A resync's outcome, and whether it listed before the event stream showed it was subscribed.
+struct Resynced {
+    outcome: Outcome,
+    /// The listing was asked before the stream was subscribed: what happened in between may
+    /// be missing from both, so the resync runs again once the stream is.
+    early: bool,
+}
+
+/// Whether the open event stream is subscribed to the server's events. OpenCode answers
+/// `/global/event` and sends `server.connected` before it subscribes the stream (up to
+/// ~100 ms later on a busy 1.18.33): an event emitted in between never arrives, and a listing
+/// answered before it does not show its change either. Any frame after `server.connected`
+/// proves the subscription.
+#[derive(Clone, Default)]
+struct Subscribed(Arc<AtomicBool>);
+
+impl Subscribed {
+    fn get(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    fn set(&self, subscribed: bool) {
+        self.0.store(subscribed, Ordering::SeqCst);
+    }
+}
+
+/// Whether a batch of events proves the stream subscribed (see [`Subscribed`]).
+fn proves_subscribed(batch: &[crosscheck_opencode::Envelope]) -> bool {
+    batch
+        .iter()
+        .any(|e| !matches!(e.event, Event::ServerConnected))
+}
+
 /// Follows the event stream; after every (re)connect a resync runs beside it (events keep being
 /// applied, and recorded for the fetches in progress), and a resync that did not reload
-/// everything is tried again with backoff for as long as the stream stays open.
+/// everything is tried again with backoff for as long as the stream stays open. A resync that
+/// listed before the stream was subscribed runs again once it is (see [`Subscribed`]).
 async fn follow_stream(
     core: Core,
     server: Arc<ServerHandle>,
@@ -171,8 +206,11 @@ async fn follow_stream(
 ) {
     let (tx, mut rx) = mpsc::channel(1024);
     let _stream = spawn_event_stream(client.clone(), tx, StreamOptions::default());
-    let (done_tx, mut done_rx) = mpsc::channel::<(u64, Outcome)>(4);
+    let (done_tx, mut done_rx) = mpsc::channel::<(u64, Resynced)>(4);
     let mut running: Option<tokio::task::JoinHandle<()>> = None;
+    let subscribed = Subscribed::default();
+    // A resync listed early and finished before the stream was subscribed.
+    let mut again_once_subscribed = false;
     let mut generation = 0u64;
     let mut retry_at: Option<tokio::time::Instant> = None;
     let mut backoff = RETRY_FIRST;
@@ -181,10 +219,10 @@ async fn follow_stream(
             task.abort();
         }
         let (core, client, done) = (core.clone(), client.clone(), done_tx.clone());
-        let id = server.id.clone();
+        let (id, subscribed) = (server.id.clone(), subscribed.clone());
         *running = Some(tokio::spawn(async move {
-            let outcome = resync(&core, &id, &client).await;
-            let _ = done.send((generation, outcome)).await;
+            let resynced = resync(&core, &id, &client, &subscribed).await;
+            let _ = done.send((generation, resynced)).await;
         }));
     };
     loop {
@@ -200,12 +238,24 @@ async fn follow_stream(
                 match item {
                     StreamItem::Connected => {
                         core.note_stream_gap();
+                        subscribed.set(false);
+                        again_once_subscribed = false;
                         generation += 1;
                         retry_at = None;
                         backoff = RETRY_FIRST;
                         start(generation, &mut running);
                     }
                     StreamItem::Events(batch) => {
+                        if !subscribed.get() && proves_subscribed(&batch) {
+                            // Events before this one may have been lost.
+                            core.note_stream_gap();
+                            subscribed.set(true);
+                            if std::mem::take(&mut again_once_subscribed) {
+                                generation += 1;
+                                retry_at = None;
+                                start(generation, &mut running);
+                            }
+                        }
                         let touched = crate::file_events::touched(&batch);
                         for envelope in batch {
                             core.with_store(|store| ((), store.apply_from(&server.id, envelope.event)));
@@ -217,6 +267,8 @@ async fn follow_stream(
                     StreamItem::Disconnected { error, cause, retry_in_ms } => {
                         // The next connect resyncs; nothing is retried meanwhile.
                         core.note_stream_gap();
+                        subscribed.set(false);
+                        again_once_subscribed = false;
                         generation += 1;
                         retry_at = None;
                         if let Some(task) = running.take() {
@@ -235,11 +287,12 @@ async fn follow_stream(
                     }
                 }
             }
-            Some((done_generation, outcome)) = done_rx.recv() => {
+            Some((done_generation, Resynced { outcome, early })) = done_rx.recv() => {
                 if done_generation != generation {
                     continue;
                 }
                 running = None;
+                let listed = !matches!(outcome, Outcome::Failed { .. });
                 match outcome {
                     Outcome::Complete { version } => {
                         backoff = RETRY_FIRST;
@@ -268,6 +321,15 @@ async fn follow_stream(
                         ));
                         retry_at = Some(tokio::time::Instant::now() + backoff);
                         backoff = (backoff * 2).min(RETRY_MAX);
+                    }
+                }
+                if early && listed {
+                    if subscribed.get() {
+                        generation += 1;
+                        retry_at = None;
+                        start(generation, &mut running);
+                    } else {
+                        again_once_subscribed = true;
                     }
                 }
             }
@@ -313,16 +375,38 @@ fn report(core: &Core, what: &str, error: &str) {
 
 /// Reloads everything from the server: sessions (recording the events that arrive meanwhile),
 /// statuses, pending permission requests and followed transcripts. A listing or a transcript
-/// that fails is reported and skipped; what it covered is kept as it was.
-async fn resync(core: &Core, server: &crate::model::ids::ServerId, client: &Client) -> Outcome {
+/// that fails is reported and skipped; what it covered is kept as it was. Says whether it
+/// listed before the stream was `subscribed`.
+async fn resync(
+    core: &Core,
+    server: &crate::model::ids::ServerId,
+    client: &Client,
+    subscribed: &Subscribed,
+) -> Resynced {
     let health = match client.health().await {
         Ok(h) => h,
         Err(e) => {
-            return Outcome::Failed {
-                error: e.to_string(),
+            return Resynced {
+                outcome: Outcome::Failed {
+                    error: e.to_string(),
+                },
+                early: false,
             };
         }
     };
+    let early = !subscribed.get();
+    let outcome = reload(core, server, client, health.version).await;
+    Resynced { outcome, early }
+}
+
+/// The reloads of [`resync`], once the server answered (its `version` is kept for the
+/// connection).
+async fn reload(
+    core: &Core,
+    server: &crate::model::ids::ServerId,
+    client: &Client,
+    version: String,
+) -> Outcome {
     let mut complete = true;
     let token = core.with_store(|s| (s.begin_sessions_load(), None));
     let mut load = SessionsLoad {
@@ -403,10 +487,7 @@ async fn resync(core: &Core, server: &crate::model::ids::ServerId, client: &Clie
         failed_directories,
     };
     if let Some(token) = load.token.take() {
-        core.with_store(|store| {
-            let change = store.finish_sessions_load(token, snapshot);
-            ((), Some(change))
-        });
+        core.with_store(|store| ((), store.finish_sessions_load(token, snapshot)));
     }
     drop(load);
     let followed = core.read_store(|s, _| s.followed_on(server));
@@ -417,13 +498,9 @@ async fn resync(core: &Core, server: &crate::model::ids::ServerId, client: &Clie
         }
     }
     if complete {
-        Outcome::Complete {
-            version: health.version,
-        }
+        Outcome::Complete { version }
     } else {
-        Outcome::Partial {
-            version: health.version,
-        }
+        Outcome::Partial { version }
     }
 }
 

@@ -328,6 +328,9 @@ struct Shared {
     state: Mutex<FakeState>,
     events: broadcast::Sender<String>,
     drop_streams: watch::Sender<u64>,
+    /// While true, a new event stream subscribes to events only once it turns false
+    /// ([`FakeOpencode::hold_subscriptions`]).
+    subscriptions_held: watch::Sender<bool>,
     version: watch::Sender<u64>,
 }
 
@@ -385,6 +388,7 @@ impl FakeOpencode {
             }),
             events,
             drop_streams: watch::Sender::new(0),
+            subscriptions_held: watch::Sender::new(false),
             version: watch::Sender::new(0),
         });
         let app = Router::new().fallback(handle).with_state(shared.clone());
@@ -757,6 +761,14 @@ impl FakeOpencode {
     /// Refuses (503) or accepts new event streams.
     pub fn block_event_streams(&self, blocked: bool) {
         self.shared.lock().streams_blocked = blocked;
+    }
+
+    /// While `held`, a new event stream sends `server.connected` at once but subscribes to
+    /// events only when released: what is emitted in between never reaches it. The real
+    /// server subscribes a stream some time after its `server.connected` (up to ~100 ms on a
+    /// busy 1.18.33), so a client must not take the stream as complete from its first frame.
+    pub fn hold_subscriptions(&self, held: bool) {
+        self.shared.subscriptions_held.send_replace(held);
     }
 
     /// Ends every open event stream (the client sees the server end it).

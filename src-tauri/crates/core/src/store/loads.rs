@@ -128,6 +128,9 @@ impl Store {
                 _ => {}
             }
         }
+        if was_loaded {
+            keep_older_pages(t, &mut fresh);
+        }
         t.messages = fresh.messages;
         t.index = fresh.index;
         t.older_cursor = fresh.older_cursor;
@@ -178,8 +181,19 @@ impl Store {
     /// Replaces sessions, statuses and pending permission requests with a fetched snapshot,
     /// keeping what a failed listing could not say, and never a session older than the one
     /// known (`time.updated`); then applies again what was recorded since
-    /// [`Store::begin_sessions_load`].
-    pub fn finish_sessions_load(&mut self, token: LoadToken, snapshot: SessionsSnapshot) -> Change {
+    /// [`Store::begin_sessions_load`]. The reset to push, or `None` when nothing listed changed
+    /// (a resync that found the store in step pushes nothing).
+    pub fn finish_sessions_load(
+        &mut self,
+        token: LoadToken,
+        snapshot: SessionsSnapshot,
+    ) -> Option<Change> {
+        let before = (
+            self.sessions.clone(),
+            self.statuses.clone(),
+            self.permissions.clone(),
+            self.server_of.clone(),
+        );
         let start = self.sessions_loads.remove(&token.0).unwrap_or(0);
         let recorded: Vec<(ServerId, Event)> = self
             .sessions_recording
@@ -260,7 +274,11 @@ impl Store {
         self.server_of.retain(|id, _| sessions.contains_key(id));
         self.transcripts.retain(|id, _| sessions.contains_key(id));
         self.errors.retain(|id, _| sessions.contains_key(id));
-        self.sessions_reset_change()
+        let unchanged = before.0 == self.sessions
+            && before.1 == self.statuses
+            && before.2 == self.permissions
+            && before.3 == self.server_of;
+        (!unchanged).then(|| self.sessions_reset_change())
     }
 
     /// Keeps a session fetched from the server unless the store has a newer one (from events)
@@ -285,6 +303,31 @@ impl Store {
     }
 }
 
+/// Keeps the older pages a transcript had loaded when it is reloaded (a reload fetches only the
+/// newest page): when the fresh page starts at a message the window holds, the window's
+/// messages before that one are still the ones before it on the server (a revert only removes
+/// newer ones), so the user's scrolled-back history stays. Otherwise the fresh page replaces
+/// the window.
+fn keep_older_pages(window: &Transcript, fresh: &mut Transcript) {
+    if fresh.older_cursor.is_none() {
+        return; // the fresh page is the whole history
+    }
+    let Some(first) = fresh.messages.first() else {
+        return;
+    };
+    let Some(&at) = window.index.get(first.info.id.as_str()) else {
+        return;
+    };
+    if at == 0 {
+        return;
+    }
+    let mut messages = window.messages[..at].to_vec();
+    messages.append(&mut fresh.messages);
+    fresh.messages = messages;
+    fresh.older_cursor.clone_from(&window.older_cursor);
+    fresh.reindex();
+}
+
 /// Session-level events: what a session list fetch answers for.
 fn is_session_level(event: &Event) -> bool {
     matches!(
@@ -294,6 +337,7 @@ fn is_session_level(event: &Event) -> bool {
             | Event::SessionDeleted(_)
             | Event::SessionStatus { .. }
             | Event::SessionIdle { .. }
+            | Event::SessionError { .. }
             | Event::PermissionAsked(_)
             | Event::PermissionReplied { .. }
             | Event::QuestionAsked(_)

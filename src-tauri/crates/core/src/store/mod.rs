@@ -1188,6 +1188,99 @@ mod tests {
         );
     }
 
+    /// Messages `msg_<n>` for each n, each with no parts.
+    fn messages(ns: std::ops::Range<u32>) -> Vec<MessageWithParts> {
+        ns.map(|n| MessageWithParts {
+            info: MessageInfo {
+                id: format!("msg_{n:03}"),
+                ..Default::default()
+            },
+            parts: Vec::new(),
+        })
+        .collect()
+    }
+
+    fn ids(store: &Store, id: &str) -> Vec<String> {
+        store
+            .transcript(id)
+            .map(|t| t.messages().iter().map(|m| m.info.id.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_reloaded_transcript_keeps_the_older_pages_it_had_loaded() {
+        let mut store = Store::default();
+        store.put_transcript(
+            "ses_a",
+            Transcript::from_page(messages(20..30), Some("cursor_20".into())),
+        );
+        store.follow("ses_a", "client:one");
+        store
+            .transcripts
+            .get_mut("ses_a")
+            .expect("followed")
+            .prepend(messages(10..20), Some("cursor_10".into()));
+        // The newest page again, one message newer: it starts inside the window.
+        let token = store.begin_load("ses_a").expect("followed");
+        let change = store.finish_load("ses_a", token, messages(21..31), Some("c".into()), 1);
+        assert!(matches!(change, Some(Change::TranscriptReset { .. })));
+        let expected: Vec<String> = messages(10..31).into_iter().map(|m| m.info.id).collect();
+        assert_eq!(ids(&store, "ses_a"), expected, "the older pages stay");
+        assert_eq!(
+            store
+                .transcript("ses_a")
+                .and_then(|t| t.older_cursor.clone()),
+            Some("cursor_10".into()),
+            "and so does the cursor before them"
+        );
+
+        // A page that does not meet the window (many messages since) replaces it.
+        let token = store.begin_load("ses_a").expect("followed");
+        store.finish_load(
+            "ses_a",
+            token,
+            messages(50..60),
+            Some("cursor_50".into()),
+            2,
+        );
+        let expected: Vec<String> = messages(50..60).into_iter().map(|m| m.info.id).collect();
+        assert_eq!(ids(&store, "ses_a"), expected);
+        assert_eq!(
+            store
+                .transcript("ses_a")
+                .and_then(|t| t.older_cursor.clone()),
+            Some("cursor_50".into())
+        );
+    }
+
+    #[test]
+    fn a_listing_that_changes_nothing_pushes_no_reset() {
+        let mut store = Store::default();
+        let listing = || SessionsSnapshot {
+            sessions: vec![session_at("ses_a", "a", 1), session_at("ses_b", "b", 2)],
+            ..Default::default()
+        };
+        let token = store.begin_sessions_load();
+        assert!(
+            store.finish_sessions_load(token, listing()).is_some(),
+            "the first listing is news"
+        );
+        let token = store.begin_sessions_load();
+        assert!(
+            store.finish_sessions_load(token, listing()).is_none(),
+            "the same listing again changes nothing"
+        );
+        let token = store.begin_sessions_load();
+        let mut renamed = listing();
+        renamed.sessions[1] = session_at("ses_b", "b renamed", 3);
+        let Some(Change::SessionsReset { sessions, .. }) =
+            store.finish_sessions_load(token, renamed)
+        else {
+            panic!("a renamed session is a reset");
+        };
+        assert!(sessions.iter().any(|s| s.session.title == "b renamed"));
+    }
+
     #[test]
     fn followers_count_once_per_client_and_the_last_one_releases() {
         let mut store = Store::default();

@@ -227,3 +227,60 @@ async fn reconnecting_carries_the_reason_and_the_next_attempt_time() {
     h.fake.block_event_streams(false);
     h.stop().await;
 }
+
+/// OpenCode sends `server.connected` before it subscribes the stream to its events: a session
+/// created in between reaches neither the stream nor a listing answered before it. Once the
+/// stream shows it is subscribed, the core lists again and finds it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_created_before_the_stream_subscribed_is_listed_once_it_has() {
+    let h = Harness::start().await;
+    let mut changes = h.core.subscribe();
+    h.fake.hold_subscriptions(true);
+    h.fake.drop_event_streams();
+    wait_change(&mut changes, SHORT, "Connection::Reconnecting", |c| {
+        matches!(
+            c,
+            Change::Connection {
+                connection: Connection::Reconnecting { .. }
+            }
+        )
+    })
+    .await;
+    wait_change(&mut changes, Duration::from_secs(20), "Ready again", |c| {
+        matches!(
+            c,
+            Change::Connection {
+                connection: Connection::Ready { .. }
+            }
+        )
+    })
+    .await;
+    // Listed already, not yet subscribed: this one's event is lost.
+    let unseen = h.fake.seed_session("Created in the gap", None);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let listed = |snapshot: &crosscheck_core::api_types::Snapshot, id: &str| {
+        snapshot.sessions.iter().any(|s| s.session.id == id)
+    };
+    assert!(
+        !listed(&h.snapshot().await, &unseen),
+        "the fake lost the event, as the server does"
+    );
+    // The stream subscribes; the next event proves it.
+    h.fake.hold_subscriptions(false);
+    let seen = h.fake.seed_session("Created after", None);
+    let deadline = tokio::time::Instant::now() + SHORT;
+    loop {
+        let snapshot = h.snapshot().await;
+        if listed(&snapshot, &unseen) && listed(&snapshot, &seen) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "both sessions listed (the one from the gap: {}; the later one: {})",
+            listed(&snapshot, &unseen),
+            listed(&snapshot, &seen)
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    h.stop().await;
+}
