@@ -212,6 +212,7 @@ pub(crate) enum TurnEnd {
 }
 
 /// Where a turn is, as the store tells it.
+#[derive(Debug)]
 pub(crate) enum Seen {
     /// Still running.
     Running,
@@ -547,6 +548,7 @@ pub(crate) async fn await_turn(
                 calls,
             )
         });
+        tracing::debug!(session = %session_id, prompt = %prompt_id, ?why, ?seen, "a turn's wait woke");
         let now = TurnProgress {
             streamed_chars: streamed.load(Ordering::Relaxed),
             calls_without_text: u32::try_from(calls).unwrap_or(u32::MAX),
@@ -568,6 +570,9 @@ pub(crate) async fn await_turn(
         }
         if reset.swap(false, Ordering::Relaxed)
             && core.read_store(|s, _| interrupted(s, session_id, prompt_id))
+            && server_says_interrupted(core, session_id, None, prompt_id)
+                .await
+                .unwrap_or(true)
         {
             return Ok(TurnEnd::Interrupted);
         }
@@ -586,6 +591,35 @@ pub(crate) async fn await_turn(
         );
     }
     Ok(end)
+}
+
+/// Whether the server itself shows the turn answering `prompt_id` cut off: the session is not
+/// running there and the turn's last message never completed. A reloaded page alone does not
+/// say so: it may have been read just as the turn started, beside a status listed before it.
+/// `directory` is the session's folder when the caller knows it (else the store's).
+pub(crate) async fn server_says_interrupted(
+    core: &Core,
+    session_id: &str,
+    directory: Option<&str>,
+    prompt_id: &str,
+) -> Result<bool> {
+    let client = core.client_for(session_id)?;
+    let directory = match directory {
+        Some(d) => Some(d.to_owned()),
+        None => core.read_store(|s, _| s.session(session_id).map(|s| s.directory.clone())),
+    };
+    if client
+        .statuses(directory.as_deref())
+        .await?
+        .get(session_id)
+        .is_some_and(|s| !s.is_idle())
+    {
+        return Ok(false);
+    }
+    let page = client.messages(session_id, Some(LOOK_PAGE), None).await?;
+    let mut store = Store::default();
+    store.put_transcript(session_id, Transcript::from_page(page.messages, None));
+    Ok(interrupted(&store, session_id, prompt_id))
 }
 
 /// The turn's end as the server shows it (asked after the change stream lagged): ended there

@@ -26,7 +26,6 @@ use crate::flows::now_ms;
 use crate::flows::reply::interrupted;
 use crate::model::attention::AttentionKind;
 use crate::prompts;
-use crate::store::{Store, Transcript};
 use crate::turn::{self, Delivery, Follow, Prompt, Seen, TurnEnd, current_choice};
 
 /// The stop detail when the user wrote in one of the sessions.
@@ -739,7 +738,13 @@ impl LoopTask {
             && self
                 .core
                 .read_store(|s, _| interrupted(s, session, awaiting))
-            && self.server_says_interrupted(session, awaiting).await?
+            && crate::turn::server_says_interrupted(
+                &self.core,
+                session,
+                Some(&self.directory().await?),
+                awaiting,
+            )
+            .await?
         {
             return Ok(Some(Err(Interrupt::Stop(
                 StopReason::TurnFailed,
@@ -866,26 +871,6 @@ impl LoopTask {
             }
             None
         })
-    }
-
-    /// Whether the server itself shows the awaited turn cut off: the session is not running
-    /// and the turn's last message never completed. A reloaded page alone does not say so (it
-    /// may have been read just as the turn started).
-    async fn server_says_interrupted(&self, session: &str, awaiting: &str) -> Result<bool> {
-        let client = self.core.client_for(session)?;
-        let directory = self.directory().await?;
-        if client
-            .statuses(Some(&directory))
-            .await?
-            .get(session)
-            .is_some_and(|s| !s.is_idle())
-        {
-            return Ok(false);
-        }
-        let page = client.messages(session, Some(RECONCILE_PAGE), None).await?;
-        let mut store = Store::default();
-        store.put_transcript(session, Transcript::from_page(page.messages, None));
-        Ok(interrupted(&store, session, awaiting))
     }
 
     /// Reads the awaited turn from the server: `Some(Ok)` when it has ended there too,
