@@ -265,11 +265,15 @@ impl Store {
                 .or_default()
                 .insert(request.id.clone(), request);
         }
+        // Every recorded event was applied when it came, errors included (they are not
+        // recorded): a replayed busy status must not clear an error that came after it.
+        let errors = self.errors.clone();
         for (from, event) in recorded {
             if from == server {
                 self.apply_now(&from, event);
             }
         }
+        self.errors = errors;
         let sessions = &self.sessions;
         self.server_of.retain(|id, _| sessions.contains_key(id));
         self.transcripts.retain(|id, _| sessions.contains_key(id));
@@ -337,7 +341,6 @@ fn is_session_level(event: &Event) -> bool {
             | Event::SessionDeleted(_)
             | Event::SessionStatus { .. }
             | Event::SessionIdle { .. }
-            | Event::SessionError { .. }
             | Event::PermissionAsked(_)
             | Event::PermissionReplied { .. }
             | Event::QuestionAsked(_)

@@ -1254,6 +1254,43 @@ mod tests {
     }
 
     #[test]
+    fn a_turns_error_that_came_while_the_list_loaded_stays() {
+        let mut store = Store::default();
+        let server = ServerId::main();
+        store.upsert_session(session_at("ses_a", "a", 1));
+        let token = store.begin_sessions_load();
+        let status = |kind: &str| Event::SessionStatus {
+            session_id: "ses_a".into(),
+            status: SessionStatus {
+                kind: kind.into(),
+                ..Default::default()
+            },
+        };
+        store.apply_from(&server, status("busy"));
+        store.apply_from(
+            &server,
+            Event::SessionError {
+                session_id: Some("ses_a".into()),
+                error: Some(serde_json::json!({"name": "UnknownError", "data": {"message": "Model not found"}})),
+            },
+        );
+        store.apply_from(&server, status("idle"));
+        let serial = store.session_error_serial("ses_a");
+        let listing = SessionsSnapshot {
+            server: server.clone(),
+            sessions: vec![session_at("ses_a", "a", 1)],
+            ..Default::default()
+        };
+        store.finish_sessions_load(token, listing);
+        assert_eq!(
+            store.session_error("ses_a").map(|e| e.message.as_str()),
+            Some("Model not found"),
+            "the replayed busy status does not clear the error after it"
+        );
+        assert_eq!(store.session_error_serial("ses_a"), serial, "nor renews it");
+    }
+
+    #[test]
     fn a_listing_that_changes_nothing_pushes_no_reset() {
         let mut store = Store::default();
         let listing = || SessionsSnapshot {
