@@ -247,10 +247,12 @@ async fn follow_stream(
                     }
                     StreamItem::Events(batch) => {
                         if !subscribed.get() && proves_subscribed(&batch) {
+                            tracing::debug!(again = again_once_subscribed, "the event stream is subscribed");
                             // Events before this one may have been lost.
                             core.note_stream_gap();
                             subscribed.set(true);
-                            if std::mem::take(&mut again_once_subscribed) {
+                            // A resync under way listed early too: it runs again when it ends.
+                            if running.is_none() && std::mem::take(&mut again_once_subscribed) {
                                 generation += 1;
                                 retry_at = None;
                                 start(generation, &mut running);
@@ -293,6 +295,7 @@ async fn follow_stream(
                 }
                 running = None;
                 let listed = !matches!(outcome, Outcome::Failed { .. });
+                tracing::debug!(early, listed, "a resync ended");
                 match outcome {
                     Outcome::Complete { version } => {
                         backoff = RETRY_FIRST;
