@@ -134,7 +134,20 @@ test('two line comments survive the server being down, reach the implementer in 
       err.message += `\ncomments: ${JSON.stringify(comments)}\nmessages: ${JSON.stringify(stored).slice(0, 3000)}\ntoasts: ${JSON.stringify(toasts)}\nmodel requests: ${ms.requests.length - from}`;
       throw err;
     });
-  await until(async () => (await batch.locator('[data-testid="comment-row"][data-status="addressed"]').count()) === 2, 'both comments addressed');
+  await until(async () => (await batch.locator('[data-testid="comment-row"][data-status="addressed"]').count()) === 2, 'both comments addressed')
+    .catch(async (err) => {
+      const comments = await cc.api({ cmd: 'listComments', sessionId: session.id }).catch((e) => String(e));
+      const snapshot = await cc.api({ cmd: 'snapshot' }).catch(() => null);
+      const held = await cc.api({ cmd: 'openSession', sessionId: session.id }).catch((e) => ({ messages: [], error: String(e) }));
+      const kept = (held.messages ?? []).map((m) => `${m.info.id}:${m.info.role}${m.info.time?.completed ? ':done' : ''}`);
+      const served = await oc.json(`/session/${session.id}/message`).then((ms) => ms.map((m) => `${m.info.id}:${m.info.role}${m.info.time?.completed ? ':done' : ''}`)).catch((e) => String(e));
+      err.message += `\nCrosscheck holds: ${kept.join(' ')}\nOpenCode has: ${served}`;
+      const onDisk = await import('node:fs').then((fs) => fs.readFileSync(file, 'utf8')).catch((e) => String(e));
+      err.message += `\ncomments: ${JSON.stringify(comments)}\nfile: ${JSON.stringify(onDisk)}`
+        + `\nstatus: ${JSON.stringify(snapshot?.statuses?.[session.id] ?? 'idle')}, error: ${JSON.stringify(snapshot?.sessionErrors?.[session.id] ?? null)}`
+        + `\n${cc.output().slice(-3000)}`;
+      throw err;
+    });
 
   // What the implementer got, as OpenCode keeps it: one user message in words.
   const messages = await oc.json(`/session/${session.id}/message`);

@@ -43,8 +43,10 @@ export function normalizeEvent(frame) {
 }
 
 /**
- * Subscribe to an event stream. Resolves once `server.connected` arrived, so nothing the test
- * does afterwards is missed.
+ * Subscribe to an event stream. Resolves once the stream is live, so nothing the test does
+ * afterwards is missed: OpenCode sends `server.connected` before it subscribes the stream to its
+ * events (up to ~100 ms later on a busy server), so until another frame arrives a harmless event
+ * (a toast for a TUI, which no test server has) is asked again and again.
  * @returns {Promise<{events: object[], waitFor: (pred: (e) => boolean, opts?: {timeoutMs?: number, from?: number}) => Promise<object>,
  *   waitForIdle: (sessionID: string, opts?: {timeoutMs?: number, from?: number}) => Promise<object>, close: () => void}>}
  */
@@ -86,6 +88,23 @@ export async function subscribeEvents(baseUrl, { path = '/global/event', headers
   });
   await Promise.race([connectedP, timer]);
   if (ended && !events.some((e) => e.type === 'server.connected')) throw ended;
+  await untilLive();
+
+  /** Asks a toast every 50 ms until a frame other than `server.connected` arrives. */
+  async function untilLive() {
+    const deadline = Date.now() + timeoutMs;
+    // The same directory as the stream (`/event?directory=D` hears only D's events).
+    const query = path.includes('?') ? path.slice(path.indexOf('?')) : '';
+    while (!ended && !events.some((e) => e.type !== 'server.connected')) {
+      if (Date.now() > deadline) throw new Error(`${path} sent nothing after server.connected within ${timeoutMs} ms`);
+      await fetch(`${baseUrl}/tui/show-toast${query}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ message: 'test event stream check', variant: 'info' }),
+      }).then((r) => r.body?.cancel()).catch(() => {});
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
 
   function waitFor(pred, { timeoutMs: wait = 30_000, from = 0, what = 'event' } = {}) {
     for (let i = from; i < events.length; i++) if (pred(events[i])) return Promise.resolve(events[i]);
