@@ -75,8 +75,8 @@ impl Store {
     }
 
     /// Installs a fetched page and merges onto it what was recorded since [`Store::begin_load`].
-    /// Returns the reset to push when the transcript was shown already (otherwise the caller
-    /// hands the page out itself), or `None`.
+    /// Returns the reset to push when the transcript was shown already and the page changed it
+    /// (otherwise the caller hands the page out itself, or there is nothing to push), or `None`.
     pub fn finish_load(
         &mut self,
         id: &str,
@@ -130,6 +130,9 @@ impl Store {
         }
         if was_loaded {
             keep_older_pages(t, &mut fresh);
+            if fresh.messages == t.messages && fresh.older_cursor == t.older_cursor {
+                return None; // a reload that found it in step pushes nothing
+            }
         }
         t.messages = fresh.messages;
         t.index = fresh.index;

@@ -1234,6 +1234,15 @@ mod tests {
             "and so does the cursor before them"
         );
 
+        // The same page again changes nothing, and says so.
+        let token = store.begin_load("ses_a").expect("followed");
+        assert!(
+            store
+                .finish_load("ses_a", token, messages(21..31), Some("c".into()), 2)
+                .is_none()
+        );
+        assert_eq!(ids(&store, "ses_a").len(), 21);
+
         // A page that does not meet the window (many messages since) replaces it.
         let token = store.begin_load("ses_a").expect("followed");
         store.finish_load(
