@@ -277,10 +277,13 @@ impl Store {
             }
         }
         self.errors = errors;
-        let sessions = &self.sessions;
-        self.server_of.retain(|id, _| sessions.contains_key(id));
-        self.transcripts.retain(|id, _| sessions.contains_key(id));
-        self.errors.retain(|id, _| sessions.contains_key(id));
+        // What a listed or held session keeps (a cold review's scratch session is never
+        // listed, but a turn waiting on it follows its transcript).
+        let (sessions, scratch) = (&self.sessions, &self.scratch);
+        let held = |id: &String| sessions.contains_key(id) || scratch.contains(id);
+        self.server_of.retain(|id, _| held(id));
+        self.transcripts.retain(|id, _| held(id));
+        self.errors.retain(|id, _| held(id));
         let unchanged = before.0 == self.sessions
             && before.1 == self.statuses
             && before.2 == self.permissions

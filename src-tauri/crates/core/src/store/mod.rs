@@ -1263,6 +1263,28 @@ mod tests {
     }
 
     #[test]
+    fn a_list_reload_keeps_a_held_scratch_sessions_transcript() {
+        let mut store = Store::default();
+        let server = ServerId::main();
+        store.hold_scratch("ses_scratch", &server);
+        store.put_transcript("ses_scratch", Transcript::from_page(messages(1..3), None));
+        store.follow("ses_scratch", "turn");
+        let token = store.begin_sessions_load();
+        let listing = SessionsSnapshot {
+            server: server.clone(),
+            sessions: vec![session_at("ses_a", "a", 1)],
+            ..Default::default()
+        };
+        store.finish_sessions_load(token, listing);
+        assert_eq!(
+            ids(&store, "ses_scratch").len(),
+            2,
+            "the turn waiting on it still sees its transcript"
+        );
+        assert_eq!(store.server_of("ses_scratch"), server);
+    }
+
+    #[test]
     fn a_turns_error_that_came_while_the_list_loaded_stays() {
         let mut store = Store::default();
         let server = ServerId::main();
