@@ -177,6 +177,23 @@ pub fn set_status(db: &Db, id: &str, status: CommentStatus) -> Result<()> {
     })
 }
 
+/// Sets a comment's status from `from` to `to` unless it changed meanwhile (the person closed
+/// it while its lines were being checked); whether it did.
+pub(crate) fn set_status_if(
+    db: &Db,
+    id: &str,
+    from: CommentStatus,
+    to: CommentStatus,
+) -> Result<bool> {
+    db.with(|c| {
+        let changed = c.execute(
+            "UPDATE line_comments SET status = ?3, updated_at = ?4 WHERE id = ?1 AND status = ?2",
+            params![id, from.as_str(), to.as_str(), now_ms()],
+        )?;
+        Ok(changed > 0)
+    })
+}
+
 /// Saves the prompt id chosen for these comments, before it is sent.
 pub(crate) fn set_message(db: &Db, ids: &[String], message_id: &str) -> Result<()> {
     db.with(|c| {
@@ -246,4 +263,38 @@ pub fn delete_draft(db: &Db, id: &str) -> Result<bool> {
             [id],
         )? > 0)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_check_does_not_undo_a_close_made_meanwhile() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = Db::open(&dir.path().join("c.db")).expect("db");
+        let comment = add(
+            &db,
+            &NewComment {
+                session_id: "ses_1",
+                path: "src/a.rs",
+                start_line: 1,
+                end_line: 1,
+                quote: "a",
+                body: "why",
+            },
+        )
+        .expect("added");
+        set_status(&db, &comment.id, CommentStatus::Closed).expect("closed");
+        let moved = set_status_if(
+            &db,
+            &comment.id,
+            CommentStatus::Draft,
+            CommentStatus::Outdated,
+        )
+        .expect("asked");
+        assert!(!moved);
+        let now = get(&db, &comment.id).expect("read").expect("kept");
+        assert_eq!(now.status, CommentStatus::Closed);
+    }
 }

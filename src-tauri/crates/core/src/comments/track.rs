@@ -102,8 +102,7 @@ pub(crate) async fn refresh(core: &Core, session_id: &str) -> Result<Vec<LineCom
     .map_err(|e| Error::Internal(e.to_string()))?;
     let mut changed = false;
     for (id, before, after) in judged {
-        if before != after {
-            super::set_status(core.db(), &id, after)?;
+        if before != after && super::set_status_if(core.db(), &id, before, after)? {
             changed = true;
         }
     }
