@@ -173,6 +173,8 @@ async fn a_failing_transcript_reload_is_retried_and_the_others_reload() {
     }
     h.fake.fail_messages(&bad, 2);
     let mut changes = h.core.subscribe();
+    // The notice may come before or after Ready: it is looked for from here.
+    let mut notices = h.core.subscribe();
     h.fake.block_event_streams(false);
     wait_change(&mut changes, SHORT, "Connection::Ready", |c| {
         matches!(
@@ -202,7 +204,7 @@ async fn a_failing_transcript_reload_is_retried_and_the_others_reload() {
     assert_eq!(text_of(&page(good.clone()).await), ["said while away"]);
     let bad_id = bad.clone();
     wait_change(
-        &mut changes,
+        &mut notices,
         SHORT,
         "a notice for the failed reload",
         move |c| matches!(c, Change::Notice { notice } if notice.message.contains(&bad_id)),
