@@ -100,16 +100,21 @@ pub(crate) async fn refresh(core: &Core, session_id: &str) -> Result<Vec<LineCom
     })
     .await
     .map_err(|e| Error::Internal(e.to_string()))?;
-    let mut changed = false;
+    let (mut moved, mut changed) = (false, false);
     for (id, before, after) in judged {
-        if before != after && super::set_status_if(core.db(), &id, before, after)? {
-            changed = true;
+        if before != after {
+            moved = true;
+            changed |= super::set_status_if(core.db(), &id, before, after)?;
         }
     }
+    if !moved {
+        return Ok(comments);
+    }
+    // Read again: another check (or a close) may have moved them first.
+    let comments = super::list(core.db(), session_id)?;
     if !changed {
         return Ok(comments);
     }
-    let comments = super::list(core.db(), session_id)?;
     core.emit(Change::Comments {
         session_id: session_id.to_owned(),
         comments: comments.clone(),

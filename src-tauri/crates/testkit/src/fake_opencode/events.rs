@@ -65,15 +65,19 @@ pub(super) fn frames(
         if let Some(frame) = open.first.take() {
             return Some((sse(&frame), open));
         }
-        if let Some(mut held) = open.held.take()
-            && *held.borrow_and_update()
-        {
-            // Subscribes only once released: what was emitted meanwhile never reaches it.
-            tokio::select! {
-                _ = open.drop_signal.changed() => return None,
-                released = held.wait_for(|h| !*h) => if released.is_err() { return None },
+        if let Some(mut held) = open.held.take() {
+            if *held.borrow_and_update() {
+                // Subscribes only once released: what was emitted meanwhile never reaches it.
+                tokio::select! {
+                    _ = open.drop_signal.changed() => return None,
+                    released = held.wait_for(|h| !*h) => if released.is_err() { return None },
+                }
+                open.events = open.events.resubscribe();
+            } else {
+                // Subscribed from the start, and shown at once (as a busy server shows it with
+                // its next event): only a held stream leaves the client waiting for proof.
+                return Some((sse(&global_frame("server.heartbeat")), open));
             }
-            open.events = open.events.resubscribe();
         }
         let Open {
             events,
