@@ -570,7 +570,7 @@ pub(crate) async fn await_turn(
         }
         if reset.swap(false, Ordering::Relaxed)
             && core.read_store(|s, _| interrupted(s, session_id, prompt_id))
-            && server_says_interrupted(core, session_id, None, prompt_id)
+            && server_says_interrupted(core, session_id, prompt_id)
                 .await
                 .unwrap_or(true)
         {
@@ -593,53 +593,52 @@ pub(crate) async fn await_turn(
     Ok(end)
 }
 
-/// Whether the server itself shows the turn answering `prompt_id` cut off: the session is not
-/// running there and the turn's last message never completed. A reloaded page alone does not
-/// say so: it may have been read just as the turn started, beside a status listed before it.
-/// `directory` is the session's folder when the caller knows it (else the store's).
-pub(crate) async fn server_says_interrupted(
+/// The session's newest page as the server has it once it is idle there; `None` while it
+/// runs there. The status is read in the session's own folder (a cold review's scratch
+/// session is not in the store's list, so it is asked of the server).
+async fn idle_page_on_server(
     core: &Core,
     session_id: &str,
-    directory: Option<&str>,
-    prompt_id: &str,
-) -> Result<bool> {
+) -> Result<Option<Vec<MessageWithParts>>> {
     let client = core.client_for(session_id)?;
-    let directory = match directory {
-        Some(d) => Some(d.to_owned()),
-        None => core.read_store(|s, _| s.session(session_id).map(|s| s.directory.clone())),
-    };
+    let directory = core.known_session(session_id).await?.directory;
     if client
-        .statuses(directory.as_deref())
+        .statuses(Some(&directory))
         .await?
         .get(session_id)
         .is_some_and(|s| !s.is_idle())
     {
-        return Ok(false);
+        return Ok(None);
     }
-    let page = client.messages(session_id, Some(LOOK_PAGE), None).await?;
+    Ok(Some(
+        client
+            .messages(session_id, Some(LOOK_PAGE), None)
+            .await?
+            .messages,
+    ))
+}
+
+/// Whether the server itself shows the turn answering `prompt_id` cut off: the session is not
+/// running there and the turn's last message never completed. A reloaded page alone does not
+/// say so: it may have been read just as the turn started, beside a status listed before it.
+pub(crate) async fn server_says_interrupted(
+    core: &Core,
+    session_id: &str,
+    prompt_id: &str,
+) -> Result<bool> {
+    let Some(page) = idle_page_on_server(core, session_id).await? else {
+        return Ok(false);
+    };
     let mut store = Store::default();
-    store.put_transcript(session_id, Transcript::from_page(page.messages, None));
+    store.put_transcript(session_id, Transcript::from_page(page, None));
     Ok(interrupted(&store, session_id, prompt_id))
 }
 
 /// The turn's end as the server shows it (asked after the change stream lagged): ended there
 /// only when the session is idle there too. Errors count as "cannot tell".
 async fn on_server(core: &Core, session_id: &str, prompt_id: &str) -> Option<TurnEnd> {
-    let Ok(client) = core.client_for(session_id) else {
-        return None;
-    };
-    let directory = core.read_store(|s, _| s.session(session_id).map(|s| s.directory.clone()));
-    let busy = match client.statuses(directory.as_deref()).await {
-        Ok(statuses) => statuses.get(session_id).is_some_and(|s| !s.is_idle()),
-        Err(_) => return None,
-    };
-    if busy {
-        return None;
-    }
-    match client.messages(session_id, Some(LOOK_PAGE), None).await {
-        Ok(page) => ended_on_page(page.messages, session_id, prompt_id),
-        Err(_) => None,
-    }
+    let page = idle_page_on_server(core, session_id).await.ok().flatten()?;
+    ended_on_page(page, session_id, prompt_id)
 }
 
 // ---- who answers, and keeping the transcript --------------------------------------------------

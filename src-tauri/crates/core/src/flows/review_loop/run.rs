@@ -738,13 +738,7 @@ impl LoopTask {
             && self
                 .core
                 .read_store(|s, _| interrupted(s, session, awaiting))
-            && crate::turn::server_says_interrupted(
-                &self.core,
-                session,
-                Some(&self.directory().await?),
-                awaiting,
-            )
-            .await?
+            && crate::turn::server_says_interrupted(&self.core, session, awaiting).await?
         {
             return Ok(Some(Err(Interrupt::Stop(
                 StopReason::TurnFailed,
