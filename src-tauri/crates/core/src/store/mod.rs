@@ -1262,6 +1262,15 @@ mod tests {
         );
     }
 
+    /// A listing of `server` holding the one session `id`.
+    fn listing_of(server: &ServerId, id: &str) -> SessionsSnapshot {
+        SessionsSnapshot {
+            server: server.clone(),
+            sessions: vec![session_at(id, "a", 1)],
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn a_list_reload_keeps_a_held_scratch_sessions_transcript() {
         let mut store = Store::default();
@@ -1270,12 +1279,7 @@ mod tests {
         store.put_transcript("ses_scratch", Transcript::from_page(messages(1..3), None));
         store.follow("ses_scratch", "turn");
         let token = store.begin_sessions_load();
-        let listing = SessionsSnapshot {
-            server: server.clone(),
-            sessions: vec![session_at("ses_a", "a", 1)],
-            ..Default::default()
-        };
-        store.finish_sessions_load(token, listing);
+        store.finish_sessions_load(token, listing_of(&server, "ses_a"));
         assert_eq!(
             ids(&store, "ses_scratch").len(),
             2,
@@ -1307,12 +1311,7 @@ mod tests {
         );
         store.apply_from(&server, status("idle"));
         let serial = store.session_error_serial("ses_a");
-        let listing = SessionsSnapshot {
-            server: server.clone(),
-            sessions: vec![session_at("ses_a", "a", 1)],
-            ..Default::default()
-        };
-        store.finish_sessions_load(token, listing);
+        store.finish_sessions_load(token, listing_of(&server, "ses_a"));
         assert_eq!(
             store.session_error("ses_a").map(|e| e.message.as_str()),
             Some("Model not found"),

@@ -10,30 +10,6 @@ use crate::support::{Harness, SHORT, wait_change};
 use crosscheck_core::api_types::{Connection, TranscriptPage};
 use crosscheck_core::{Change, Request};
 
-/// Ends the event stream and waits for the resync after the reconnect.
-async fn reconnect(h: &Harness) {
-    let mut changes = h.core.subscribe();
-    h.fake.drop_event_streams();
-    wait_change(&mut changes, SHORT, "Connection::Reconnecting", |c| {
-        matches!(
-            c,
-            Change::Connection {
-                connection: Connection::Reconnecting { .. }
-            }
-        )
-    })
-    .await;
-    wait_change(&mut changes, SHORT, "Connection::Ready", |c| {
-        matches!(
-            c,
-            Change::Connection {
-                connection: Connection::Ready { .. }
-            }
-        )
-    })
-    .await;
-}
-
 fn listed(snapshot: &crosscheck_core::api_types::Snapshot) -> Vec<String> {
     snapshot
         .sessions
@@ -53,7 +29,7 @@ async fn every_session_survives_a_reconnect_past_the_servers_page() {
         .into_iter()
         .collect();
     wanted.extend(h.fake.seed_sessions_in(&plain_dir, 3));
-    reconnect(&h).await;
+    h.reconnect().await;
     let ids = listed(&h.snapshot().await);
     let unique: BTreeSet<String> = ids.iter().cloned().collect();
     assert_eq!(ids.len(), unique.len(), "each session once");
@@ -73,7 +49,7 @@ async fn sessions_in_folders_outside_git_are_listed() {
     let plain = plain.to_str().expect("utf-8").to_owned();
     let kept = h.fake.seed_sessions_in(&plain, 2);
     let own = h.fake.seed_sessions_in(&h.fake.directory, 1);
-    reconnect(&h).await;
+    h.reconnect().await;
     let snapshot = h.snapshot().await;
     for id in kept.iter().chain(&own) {
         assert!(
@@ -102,7 +78,7 @@ async fn a_failing_project_listing_is_retried_and_does_not_fail_the_rest() {
     // The other project's listing fails twice, then answers.
     h.fake.fail_listings(Some(&other), 2);
     let mut changes = h.core.subscribe();
-    reconnect(&h).await;
+    h.reconnect().await;
     let snapshot = h.snapshot().await;
     for id in &ours {
         assert!(

@@ -234,27 +234,8 @@ async fn reconnecting_carries_the_reason_and_the_next_attempt_time() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_created_before_the_stream_subscribed_is_listed_once_it_has() {
     let h = Harness::start().await;
-    let mut changes = h.core.subscribe();
     h.fake.hold_subscriptions(true);
-    h.fake.drop_event_streams();
-    wait_change(&mut changes, SHORT, "Connection::Reconnecting", |c| {
-        matches!(
-            c,
-            Change::Connection {
-                connection: Connection::Reconnecting { .. }
-            }
-        )
-    })
-    .await;
-    wait_change(&mut changes, Duration::from_secs(20), "Ready again", |c| {
-        matches!(
-            c,
-            Change::Connection {
-                connection: Connection::Ready { .. }
-            }
-        )
-    })
-    .await;
+    h.reconnect().await;
     // Listed already, not yet subscribed: this one's event is lost.
     let unseen = h.fake.seed_session("Created in the gap", None);
     tokio::time::sleep(Duration::from_millis(300)).await;

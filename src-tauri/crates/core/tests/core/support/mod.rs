@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crosscheck_core::api_types::{Notice, Snapshot};
+use crosscheck_core::api_types::{Connection, Notice, Snapshot};
 use crosscheck_core::flows::FlowState;
 use crosscheck_core::{
     Api, ApiError, Change, Core, CoreOptions, OpencodeTarget, Request, ReviewSetup,
@@ -79,6 +79,30 @@ impl Harness {
             api,
             dir,
         }
+    }
+
+    /// Ends the fake's event streams and waits for the core to reconnect and resync.
+    pub async fn reconnect(&self) {
+        let mut changes = self.core.subscribe();
+        self.fake.drop_event_streams();
+        wait_change(&mut changes, SHORT, "Connection::Reconnecting", |c| {
+            matches!(
+                c,
+                Change::Connection {
+                    connection: Connection::Reconnecting { .. }
+                }
+            )
+        })
+        .await;
+        wait_change(&mut changes, SHORT, "Connection::Ready", |c| {
+            matches!(
+                c,
+                Change::Connection {
+                    connection: Connection::Ready { .. }
+                }
+            )
+        })
+        .await;
     }
 
     /// Runs one request as the UI would; the response as the transport would serialize it.
