@@ -139,8 +139,9 @@ test('two line comments survive the server being down, reach the implementer in 
       const comments = await cc.api({ cmd: 'listComments', sessionId: session.id }).catch((e) => String(e));
       const snapshot = await cc.api({ cmd: 'snapshot' }).catch(() => null);
       const held = await cc.api({ cmd: 'openSession', sessionId: session.id }).catch((e) => ({ messages: [], error: String(e) }));
-      const kept = (held.messages ?? []).map((m) => `${m.info.id}:${m.info.role}${m.info.time?.completed ? ':done' : ''}`);
-      const served = await oc.json(`/session/${session.id}/message`).then((ms) => ms.map((m) => `${m.info.id}:${m.info.role}${m.info.time?.completed ? ':done' : ''}`)).catch((e) => String(e));
+      const line = (m) => `${m.info.id}:${m.info.role}${m.info.time?.completed ? ':done' : ''}`;
+      const kept = (held.messages ?? []).map(line);
+      const served = await oc.json(`/session/${session.id}/message`).then((all) => all.map(line).join(' ')).catch((e) => String(e));
       err.message += `\nCrosscheck holds: ${kept.join(' ')}\nOpenCode has: ${served}`;
       const onDisk = await import('node:fs').then((fs) => fs.readFileSync(file, 'utf8')).catch((e) => String(e));
       err.message += `\ncomments: ${JSON.stringify(comments)}\nfile: ${JSON.stringify(onDisk)}`
