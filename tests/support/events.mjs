@@ -45,7 +45,7 @@ export function normalizeEvent(frame) {
 /**
  * Subscribe to an event stream. Resolves once the stream is live, so nothing the test does
  * afterwards is missed: OpenCode sends `server.connected` before it subscribes the stream to its
- * events (up to ~100 ms later on a busy server), so until another frame arrives a harmless event
+ * events (tens of ms later on a busy server), so until another frame arrives a harmless event
  * (a toast for a TUI, which no test server has) is asked again and again.
  * @returns {Promise<{events: object[], waitFor: (pred: (e) => boolean, opts?: {timeoutMs?: number, from?: number}) => Promise<object>,
  *   waitForIdle: (sessionID: string, opts?: {timeoutMs?: number, from?: number}) => Promise<object>, close: () => void}>}
