@@ -10,10 +10,21 @@ use crate::error::{Error, Result};
 /// How many recent folders are kept.
 pub const RECENT_MAX: usize = 12;
 
-/// Checks a folder for a new session: trims it, expands a leading `~`, drops trailing
-/// separators, and requires an absolute path to an existing directory. Answers the folder as
-/// it will be sent to the server.
+/// Checks a folder for a new session: [`absolute_folder`], and it must be an existing
+/// directory on this machine. Answers the folder as it will be sent to the server.
 pub fn check_folder(raw: &str, home: Option<&Path>) -> Result<String> {
+    let folder = absolute_folder(raw, home)?;
+    match std::fs::metadata(&folder) {
+        Ok(meta) if meta.is_dir() => Ok(folder),
+        Ok(_) => Err(Error::NotAFolder(folder)),
+        Err(_) => Err(Error::FolderMissing(folder)),
+    }
+}
+
+/// Checks a folder a request names (it may be on another machine's server): trims it, expands
+/// a leading `~`, drops trailing separators, and requires an absolute path. A relative one is
+/// refused: the server would read it against its own working folder, not the one meant.
+pub fn absolute_folder(raw: &str, home: Option<&Path>) -> Result<String> {
     let typed = raw.trim();
     if typed.is_empty() {
         return Err(Error::FolderNotAbsolute(String::new()));
@@ -22,11 +33,6 @@ pub fn check_folder(raw: &str, home: Option<&Path>) -> Result<String> {
     let path = strip_trailing_separators(&expanded);
     if !path.is_absolute() {
         return Err(Error::FolderNotAbsolute(typed.to_owned()));
-    }
-    match std::fs::metadata(&path) {
-        Ok(meta) if meta.is_dir() => {}
-        Ok(_) => return Err(Error::NotAFolder(path.display().to_string())),
-        Err(_) => return Err(Error::FolderMissing(path.display().to_string())),
     }
     path.to_str()
         .map(str::to_owned)

@@ -11,6 +11,7 @@ use ts_rs::TS;
 use crate::api_types::{ServerId, SessionView};
 use crate::core::Core;
 use crate::error::{Error, Result};
+use crate::folders::absolute_folder;
 use crate::worktree::merge::{self, MergeMode, MergeOutcome, MergePreview};
 use crate::worktree::{
     Workplace, busy_session, check_name, git, server_words, uncommitted, workplace,
@@ -123,14 +124,15 @@ pub async fn workplaces(_core: &Core, req: Workplaces) -> Result<Vec<Workplace>>
 }
 
 /// A new worktree of the repository that holds `directory`, on a new branch from its HEAD.
-/// Refused when the folder is not a repository, or the branch exists already (the server would
-/// pick another name silently).
+/// Refused when the folder is not an absolute path or not a repository, or the branch exists
+/// already (the server would pick another name silently).
 pub async fn create(core: &Core, req: CreateWorktree) -> Result<CreatedWorktree> {
+    let directory = named_folder(&req.directory)?;
     let name = check_name(&req.name)?;
-    let place = workplace(&req.directory).await;
+    let place = workplace(&directory).await;
     if !place.remote {
         let Some(repository) = &place.repository else {
-            return Err(Error::NotARepository(req.directory.clone()));
+            return Err(Error::NotARepository(directory));
         };
         let branch = format!("opencode/{name}");
         let exists = git::run(
@@ -152,14 +154,20 @@ pub async fn create(core: &Core, req: CreateWorktree) -> Result<CreatedWorktree>
     }
     let client = folder_client(core, req.server_id.as_ref())?;
     let made: WorktreeInfo = client
-        .create_worktree(&req.directory, name)
+        .create_worktree(&directory, name)
         .await
-        .map_err(|e| refused(&req.directory, &e))?;
+        .map_err(|e| refused(&directory, &e))?;
     Ok(CreatedWorktree {
         name: made.name,
         branch: made.branch,
         directory: made.directory,
     })
+}
+
+/// The folder a request names, as an absolute path (a relative one is refused: the server would
+/// read it against its own working folder).
+fn named_folder(raw: &str) -> Result<String> {
+    absolute_folder(raw, std::env::home_dir().as_deref())
 }
 
 /// The client of the server a folder request names (the main one when it names none).
@@ -203,8 +211,9 @@ pub async fn move_to_worktree(core: &Core, req: MoveToWorktree) -> Result<Sessio
 
 /// Makes a folder a git repository (through the server, which then knows it as one).
 pub async fn init_repository(core: &Core, req: InitRepository) -> Result<()> {
+    let directory = named_folder(&req.directory)?;
     folder_client(core, req.server_id.as_ref())?
-        .git_init(&req.directory)
+        .git_init(&directory)
         .await
         .map_err(|e| Error::Worktree(server_words(&e)))
 }
@@ -258,24 +267,24 @@ fn one_line(title: &str) -> String {
 /// Removes a worktree and its branch through the server. Refused while a session in it runs,
 /// and (unless `force`) while it has uncommitted changes.
 pub async fn remove(core: &Core, req: RemoveWorktree) -> Result<()> {
-    if let Some(busy) = busy_session(core, &req.directory) {
+    let directory = named_folder(&req.directory)?;
+    if let Some(busy) = busy_session(core, &directory) {
         return Err(Error::SessionBusy(busy));
     }
-    let place = workplace(&req.directory).await;
+    let place = workplace(&directory).await;
     if !place.remote && !place.gone {
         if !place.worktree {
             return Err(Error::Worktree(format!(
-                "{} is not a worktree; only worktrees are removed",
-                req.directory
+                "{directory} is not a worktree; only worktrees are removed"
             )));
         }
-        if !req.force && !uncommitted(Path::new(&req.directory)).await?.is_empty() {
-            return Err(Error::WorktreeDirty(req.directory.clone()));
+        if !req.force && !uncommitted(Path::new(&directory)).await?.is_empty() {
+            return Err(Error::WorktreeDirty(directory));
         }
     }
-    let repo = place.repository.as_deref().unwrap_or(&req.directory);
+    let repo = place.repository.as_deref().unwrap_or(&directory);
     folder_client(core, req.server_id.as_ref())?
-        .remove_worktree(repo, &req.directory)
+        .remove_worktree(repo, &directory)
         .await
         .map_err(|e| Error::Worktree(server_words(&e)))?;
     // The server removes the branch too; a branch it left behind is deleted here.

@@ -2,7 +2,7 @@
 //! browser cannot check), remembers the folders sessions were created in, and suggests the
 //! server's project folders without the filesystem root.
 
-use crosscheck_core::requests::CreateSession;
+use crosscheck_core::requests::{CreateSession, CreateWorktree, InitRepository, RemoveWorktree};
 use crosscheck_core::{ErrorCode, Request};
 use serde_json::Value;
 
@@ -14,6 +14,48 @@ fn create(directory: &str) -> Request {
         title: None,
         server_id: None,
     })
+}
+
+/// A relative folder in a worktree request is refused here: the server would read it against
+/// its own working folder and make (or remove) a worktree of whatever repository that is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relative_folder_is_refused_by_the_worktree_requests_before_the_server_is_asked() {
+    let h = Harness::start().await;
+    let requests = [
+        Request::CreateWorktree(CreateWorktree {
+            directory: "Greeting in English".to_owned(),
+            name: "work".to_owned(),
+            server_id: None,
+        }),
+        Request::InitRepository(InitRepository {
+            directory: "relative/dir".to_owned(),
+            server_id: None,
+        }),
+        Request::RemoveWorktree(RemoveWorktree {
+            directory: "relative/dir".to_owned(),
+            force: true,
+            server_id: None,
+        }),
+    ];
+    for request in requests {
+        let what = format!("{request:?}");
+        let err = h.request(request).await.expect_err(&what);
+        assert_eq!(
+            err.code,
+            ErrorCode::FolderNotAbsolute,
+            "{what}: {}",
+            err.message
+        );
+    }
+    let asked: Vec<String> = h
+        .fake
+        .requests()
+        .into_iter()
+        .map(|r| r.path)
+        .filter(|p| p.contains("worktree") || p.contains("git"))
+        .collect();
+    assert!(asked.is_empty(), "the server was asked: {asked:?}");
+    h.stop().await;
 }
 
 fn creates(h: &Harness) -> usize {
