@@ -116,6 +116,58 @@ describe('New session dialog', () => {
     store.sessions.delete('ses_new');
   });
 
+  it('a folder list that comes while the title is typed leaves the focus and the text there', async () => {
+    // Chromium's `select()` focuses the field it selects (jsdom's does not): emulated here, so
+    // a late `select()` of the folder field would show as the focus moving.
+    const select = vi.spyOn(HTMLInputElement.prototype, 'select').mockImplementation(function (this: HTMLInputElement) {
+      this.focus();
+      this.setSelectionRange(0, this.value.length);
+    });
+    let answer: (c: typeof choices) => void = () => undefined;
+    invoke.mockImplementation((req: { cmd: string }) => (req.cmd === 'folders' ? new Promise((r) => (answer = r)) : Promise.resolve(null)));
+    try {
+      await open();
+      const directory = q<HTMLInputElement>('[data-testid="new-session-directory"]')!;
+      const title = q<HTMLInputElement>('[data-testid="new-session-title"]')!;
+      type('/home/dev/repo');
+      title.focus();
+      title.value = 'Greeting in English';
+      title.dispatchEvent(new Event('input', { bubbles: true }));
+      flushSync();
+      answer(choices);
+      await new Promise((r) => setTimeout(r, 0));
+      flushSync();
+      expect(document.activeElement).toBe(title);
+      expect(directory.value).toBe('/home/dev/repo');
+      q<HTMLInputElement>('[data-testid="new-session-worktree"]')!.click();
+      flushSync();
+      expect(q<HTMLInputElement>('[data-testid="new-session-worktree-name"]')!.value).toBe('greeting-in-english');
+    } finally {
+      select.mockRestore();
+    }
+  });
+
+  it('the folder the list fills in is selected while its field has focus, so typing replaces it', async () => {
+    const select = vi.spyOn(HTMLInputElement.prototype, 'select');
+    ui.lastDirectory = '';
+    let answer: (c: typeof choices) => void = () => undefined;
+    invoke.mockImplementation((req: { cmd: string }) => (req.cmd === 'folders' ? new Promise((r) => (answer = r)) : Promise.resolve(null)));
+    try {
+      await open();
+      const directory = q<HTMLInputElement>('[data-testid="new-session-directory"]')!;
+      expect(directory.value).toBe('');
+      expect(document.activeElement).toBe(directory);
+      select.mockClear();
+      answer(choices);
+      await new Promise((r) => setTimeout(r, 0));
+      flushSync();
+      expect(directory.value).toBe('/home/dev/shop');
+      expect(select.mock.contexts).toContain(directory);
+    } finally {
+      select.mockRestore();
+    }
+  });
+
   it('an empty folder is refused before anything is sent', async () => {
     invoke.mockImplementation(async (req: { cmd: string }) => (req.cmd === 'folders' ? { recent: [], known: [] } : null));
     await open();
