@@ -102,3 +102,32 @@ test('a folder from the list creates the session there, with the cursor in its c
   await page.keyboard.press('Escape');
   assert.deepEqual(pageErrors, []);
 });
+
+test('a folder list that comes while the title is typed leaves the keys in the title', async () => {
+  // The suggestions are held until the title has its text, as on a slow server.
+  let release = () => undefined;
+  const held = new Promise((resolve) => (release = resolve));
+  const hold = async (route) => {
+    if (route.request().postDataJSON()?.cmd === 'folders') await held;
+    await route.continue();
+  };
+  await page.route('**/api', hold);
+  try {
+    const folder = await page.locator('[data-testid="chat"]').getAttribute('data-session-id').then(async (id) => (await oc.json(`/session/${id}`)).directory);
+    await page.locator('[data-testid="new-session"]').click();
+    await page.locator(dialog).waitFor({ state: 'visible', timeout: WAIT });
+    const title = page.locator('[data-testid="new-session-title"]');
+    await title.fill('Greeting in English');
+    release();
+    await page.locator('[data-testid="folder-option"]').first().waitFor({ state: 'visible', timeout: WAIT });
+    // The next keys go where the user is typing, not into the folder.
+    await page.keyboard.type(' today');
+    assert.equal(await title.inputValue(), 'Greeting in English today');
+    assert.equal(await page.inputValue(dirInput), folder, 'the folder is as it was');
+    await page.keyboard.press('Escape');
+  } finally {
+    release();
+    await page.unroute('**/api', hold);
+  }
+  assert.deepEqual(pageErrors, []);
+});
