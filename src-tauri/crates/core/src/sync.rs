@@ -348,10 +348,28 @@ async fn follow_stream(
     }
 }
 
-/// Gives a session list fetch up unless it finished (an error, or the resync was aborted).
-struct SessionsLoad {
+/// A session-level listing under way (sessions, or the pending questions): records the
+/// session-level events that arrive meanwhile, and gives the load up unless it finished (an
+/// error, or the task was aborted).
+pub(crate) struct SessionsLoad {
     core: Core,
     token: Option<LoadToken>,
+}
+
+impl SessionsLoad {
+    /// Starts recording, before the listing is asked for.
+    pub(crate) fn begin(core: &Core) -> Self {
+        let token = core.with_store(|s| (s.begin_sessions_load(), None));
+        Self {
+            core: core.clone(),
+            token: Some(token),
+        }
+    }
+
+    /// The token for the store's `finish_…_load`; `None` once taken.
+    pub(crate) fn take(&mut self) -> Option<LoadToken> {
+        self.token.take()
+    }
 }
 
 impl Drop for SessionsLoad {
@@ -411,11 +429,7 @@ async fn reload(
     version: String,
 ) -> Outcome {
     let mut complete = true;
-    let token = core.with_store(|s| (s.begin_sessions_load(), None));
-    let mut load = SessionsLoad {
-        core: core.clone(),
-        token: Some(token),
-    };
+    let mut load = SessionsLoad::begin(core);
     let listing = client.list_all_sessions().await;
     let mut failed_projects = HashSet::new();
     for failure in &listing.failures {
@@ -489,7 +503,7 @@ async fn reload(
         permissions,
         failed_directories,
     };
-    if let Some(token) = load.token.take() {
+    if let Some(token) = load.take() {
         core.with_store(|store| ((), store.finish_sessions_load(token, snapshot)));
     }
     drop(load);

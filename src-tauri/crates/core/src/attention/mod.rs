@@ -51,34 +51,37 @@ fn follow(core: &Core, busy: &mut HashSet<String>, change: Change) {
     match change {
         Change::PermissionAsked { request } => push(core, &request.session_id),
         Change::PermissionResolved { session_id, .. } => push(core, &session_id),
-        Change::SessionsReset { statuses, .. } => {
-            busy.clear();
-            busy.extend(statuses.into_keys());
+        Change::SessionsReset {
+            sessions, statuses, ..
+        } => {
+            // The listing is the server's word on what runs: a session it shows idle that was
+            // running here finished while its idle event was away (a dropped stream, or still
+            // in flight behind the listing), and one it shows running started.
+            let running: HashSet<String> = statuses
+                .into_iter()
+                .filter(|(_, status)| !status.is_idle())
+                .map(|(id, _)| id)
+                .collect();
+            let listed: HashSet<&str> = sessions.iter().map(|v| v.session.id.as_str()).collect();
+            for ended in busy.difference(&running) {
+                if listed.contains(ended.as_str()) {
+                    turn_ended(core, ended);
+                }
+            }
+            for started in running.difference(busy) {
+                turn_started(core, started);
+            }
+            *busy = running;
             let reload = core.clone();
             core.push_task(tokio::spawn(async move { reload_questions(&reload).await }));
         }
         Change::Status { session_id, status } => {
             if status.is_idle() {
-                if busy.remove(&session_id) && !loop_runs(core, &session_id) {
-                    let failed = core.read_store(|s, _| {
-                        s.mark(&session_id, AttentionKind::TurnFailed).is_some()
-                    });
-                    if !failed {
-                        let reason = AttentionReason::new(
-                            AttentionKind::TurnFinished,
-                            now_ms(),
-                            String::new(),
-                        );
-                        raise(core, &session_id, reason);
-                    }
+                if busy.remove(&session_id) {
+                    turn_ended(core, &session_id);
                 }
             } else if busy.insert(session_id.clone()) {
-                settle(core, &session_id, |m| {
-                    matches!(
-                        m.kind,
-                        AttentionKind::TurnFinished | AttentionKind::TurnFailed
-                    )
-                });
+                turn_started(core, &session_id);
             }
         }
         Change::SessionError { session_id, error } => {
@@ -95,6 +98,29 @@ fn follow(core: &Core, busy: &mut HashSet<String>, change: Change) {
         }
         _ => {}
     }
+}
+
+/// A turn ended: marked finished for the person (unless it failed, or a loop runs the session
+/// and tells its own story).
+fn turn_ended(core: &Core, session_id: &str) {
+    if loop_runs(core, session_id) {
+        return;
+    }
+    let failed = core.read_store(|s, _| s.mark(session_id, AttentionKind::TurnFailed).is_some());
+    if !failed {
+        let reason = AttentionReason::new(AttentionKind::TurnFinished, now_ms(), String::new());
+        raise(core, session_id, reason);
+    }
+}
+
+/// A turn started: what the last one left to read is settled.
+fn turn_started(core: &Core, session_id: &str) {
+    settle(core, session_id, |m| {
+        matches!(
+            m.kind,
+            AttentionKind::TurnFinished | AttentionKind::TurnFailed
+        )
+    });
 }
 
 /// A loop stopped for the person, or ended, marks its review session; running again settles it.
@@ -229,6 +255,9 @@ fn push(core: &Core, session_id: &str) {
 /// it (after a connect or reconnect). The questions of a server that is not connected, or
 /// whose listing failed, are kept as they were.
 async fn reload_questions(core: &Core) {
+    // Questions asked or answered while the listings are on their way are applied again on
+    // top of them (the sessions' listing does the same).
+    let mut load = crate::sync::SessionsLoad::begin(core);
     let mut all = Vec::new();
     let mut seen = HashSet::new();
     let mut kept: HashSet<ServerId> = HashSet::new();
@@ -256,22 +285,12 @@ async fn reload_questions(core: &Core) {
             }
         }
     }
-    let sessions: HashSet<String> = core.read_store(|s, _| {
-        s.questions()
-            .into_iter()
-            .map(|q| q.session_id)
-            .chain(all.iter().map(|q| q.session_id.clone()))
-            .collect()
-    });
-    core.with_store(|s| {
-        let still: Vec<_> = s
-            .questions()
-            .into_iter()
-            .filter(|q| kept.contains(&s.server_of(&q.session_id)) && seen.insert(q.id.clone()))
-            .collect();
-        all.extend(still);
-        s.reset_questions(all);
-        ((), None)
+    let Some(token) = load.take() else { return };
+    let sessions: HashSet<String> = core.with_store(|s| {
+        let before: Vec<String> = s.questions().into_iter().map(|q| q.session_id).collect();
+        s.finish_questions_load(token, all, &kept);
+        let after = s.questions().into_iter().map(|q| q.session_id);
+        (before.into_iter().chain(after).collect(), None)
     });
     for id in sessions {
         push(core, &id);

@@ -4,7 +4,9 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use crosscheck_opencode::{Event, MessageWithParts, PermissionRequest, Session, SessionStatus};
+use crosscheck_opencode::{
+    Event, MessageWithParts, PermissionRequest, QuestionRequest, Session, SessionStatus,
+};
 
 use super::{Store, Transcript, is_scratch};
 use crate::api_types::Change;
@@ -197,15 +199,7 @@ impl Store {
             self.permissions.clone(),
             self.server_of.clone(),
         );
-        let start = self.sessions_loads.remove(&token.0).unwrap_or(0);
-        let recorded: Vec<(ServerId, Event)> = self
-            .sessions_recording
-            .get(start..)
-            .unwrap_or_default()
-            .to_vec();
-        if self.sessions_loads.is_empty() {
-            self.sessions_recording.clear();
-        }
+        let recorded = self.take_sessions_recording(token);
         let keep_all = snapshot.failed_projects.contains(&None);
         let mut snapshot = snapshot;
         snapshot.sessions.retain(|s| !is_scratch(s));
@@ -289,6 +283,57 @@ impl Store {
             && before.2 == self.permissions
             && before.3 == self.server_of;
         (!unchanged).then(|| self.sessions_reset_change())
+    }
+
+    /// Ends a session-level load: the events recorded since it began.
+    fn take_sessions_recording(&mut self, token: LoadToken) -> Vec<(ServerId, Event)> {
+        let start = self.sessions_loads.remove(&token.0).unwrap_or(0);
+        let recorded = self
+            .sessions_recording
+            .get(start..)
+            .unwrap_or_default()
+            .to_vec();
+        if self.sessions_loads.is_empty() {
+            self.sessions_recording.clear();
+        }
+        recorded
+    }
+
+    /// Replaces every pending question with a fetched listing (keeping those of the servers in
+    /// `kept`, whose listing failed), then applies again the question events recorded since
+    /// [`Store::begin_sessions_load`]: a question asked or answered while the listing was on
+    /// its way is not undone by it.
+    pub fn finish_questions_load(
+        &mut self,
+        token: LoadToken,
+        listed: Vec<QuestionRequest>,
+        kept: &HashSet<ServerId>,
+    ) {
+        let recorded = self.take_sessions_recording(token);
+        let mut questions = listed;
+        let mut ids: HashSet<String> = questions.iter().map(|q| q.id.clone()).collect();
+        for question in self.questions() {
+            if kept.contains(&self.server_of(&question.session_id))
+                && ids.insert(question.id.clone())
+            {
+                questions.push(question);
+            }
+        }
+        self.reset_questions(questions);
+        for (_, event) in recorded {
+            match event {
+                Event::QuestionAsked(request) => {
+                    self.add_question(*request);
+                }
+                Event::QuestionResolved {
+                    session_id,
+                    request_id,
+                } => {
+                    self.resolve_question(&session_id, &request_id);
+                }
+                _ => {}
+            }
+        }
     }
 
     /// Keeps a session fetched from the server unless the store has a newer one (from events)

@@ -1321,6 +1321,34 @@ mod tests {
     }
 
     #[test]
+    fn a_question_asked_or_answered_while_the_questions_were_listed_is_not_undone() {
+        let mut store = Store::default();
+        let server = ServerId::main();
+        store.upsert_session(session_at("ses_a", "a", 1));
+        let question = |id: &str| crosscheck_opencode::QuestionRequest {
+            id: id.into(),
+            session_id: "ses_a".into(),
+            questions: Vec::new(),
+        };
+        store.add_question(question("que_answered"));
+        let token = store.begin_sessions_load();
+        // The listing left before these came.
+        store.apply_from(&server, Event::QuestionAsked(Box::new(question("que_new"))));
+        store.apply_from(
+            &server,
+            Event::QuestionResolved {
+                session_id: "ses_a".into(),
+                request_id: "que_answered".into(),
+            },
+        );
+        let listed = vec![question("que_answered"), question("que_old")];
+        store.finish_questions_load(token, listed, &HashSet::new());
+        let mut pending: Vec<String> = store.questions().into_iter().map(|q| q.id).collect();
+        pending.sort();
+        assert_eq!(pending, ["que_new", "que_old"]);
+    }
+
+    #[test]
     fn a_listing_that_changes_nothing_pushes_no_reset() {
         let mut store = Store::default();
         let listing = || SessionsSnapshot {

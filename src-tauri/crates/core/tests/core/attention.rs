@@ -76,6 +76,34 @@ async fn a_finished_turn_is_unread_until_seen_and_stays_seen_after_a_restart() {
     h.stop().await;
 }
 
+/// A turn that ends while the event stream is away (its idle event never arrives) is still a
+/// finished turn: the listing after the reconnect shows it idle.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_that_finished_while_the_stream_was_away_is_unread() {
+    let h = Harness::start().await;
+    let s = h.fake.seed_session("Runs while away", None);
+    let mut changes = h.core.subscribe();
+    let stream = h.fake.begin_stream(&s);
+    wait_change(&mut changes, SHORT, "the session runs", |c| {
+        matches!(c, Change::Status { session_id, status } if *session_id == s && !status.is_idle())
+    })
+    .await;
+    h.fake.block_event_streams(true);
+    h.fake.drop_event_streams();
+    h.fake.stream_delta(&stream, "done while away");
+    h.fake.end_stream(&stream);
+    h.fake.block_event_streams(false);
+    wait_change(
+        &mut changes,
+        SHORT,
+        "the finished turn after the reconnect",
+        carries(AttentionKind::TurnFinished, s.clone()),
+    )
+    .await;
+    assert_eq!(kinds(&h, &s).await, [AttentionKind::TurnFinished]);
+    h.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn permissions_and_questions_are_reasons_and_a_gone_session_says_so() {
     let h = Harness::start().await;
