@@ -73,11 +73,9 @@ pub(super) fn frames(
                     released = held.wait_for(|h| !*h) => if released.is_err() { return None },
                 }
                 open.events = open.events.resubscribe();
-            } else {
-                // Subscribed from the start, and shown at once (as a busy server shows it with
-                // its next event): only a held stream leaves the client waiting for proof.
-                return Some((sse(&global_frame("server.heartbeat")), open));
             }
+            // Otherwise subscribed from the start; as with OpenCode, the client sees that only
+            // with the next event (or the heartbeat).
         }
         let Open {
             events,
