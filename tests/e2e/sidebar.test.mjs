@@ -291,11 +291,17 @@ test('the arrow keys, Home and End walk every row of a long list, the ones out o
   });
   const last = await focused();
   assert.notEqual(last.id, first.id);
+  // The row above, by session: the built rows (and so the indexes) may change as the list
+  // scrolls.
+  const above = await page.evaluate((index) => document.querySelectorAll('[data-testid="session-list"] [data-testid="session-item"]')[index - 1]?.dataset.sessionId, last.index);
   await page.keyboard.press('ArrowUp');
   await until(async () => {
     const now = await focused();
-    return now && now.id !== last.id && now.index === last.index - 1 && now.inView;
-  }, 'the row above the last focused');
+    return now && now.id === above && now.inView;
+  }, 'the row above the last focused').catch(async (err) => {
+    err.message += `: expected ${above}, focused ${JSON.stringify(await focused())}, active ${await page.evaluate(() => document.activeElement?.outerHTML.slice(0, 120))}`;
+    throw err;
+  });
   await screenshot(page, 'sidebar-keyboard');
   await page.keyboard.press('Home');
   await until(async () => (await focused())?.id === first.id, 'the first row focused again');
