@@ -207,23 +207,24 @@ async fn follow_stream(
     let (tx, mut rx) = mpsc::channel(1024);
     let _stream = spawn_event_stream(client.clone(), tx, StreamOptions::default());
     let (done_tx, mut done_rx) = mpsc::channel::<(u64, Resynced)>(4);
-    let mut running: Option<tokio::task::JoinHandle<()>> = None;
+    // Owned here: when this task is aborted (its server removed or stopped), the resync under
+    // way ends with it, instead of listing the gone server's sessions back into the store.
+    let mut running: Option<ResyncTask> = None;
     let subscribed = Subscribed::default();
     // A resync listed early and finished before the stream was subscribed.
     let mut again_once_subscribed = false;
     let mut generation = 0u64;
     let mut retry_at: Option<tokio::time::Instant> = None;
     let mut backoff = RETRY_FIRST;
-    let start = |generation: u64, running: &mut Option<tokio::task::JoinHandle<()>>| {
-        if let Some(task) = running.take() {
-            task.abort();
-        }
+    let start = |generation: u64, running: &mut Option<ResyncTask>| {
+        // The one under way (if any) is aborted as it is dropped.
+        *running = None;
         let (core, client, done) = (core.clone(), client.clone(), done_tx.clone());
         let (id, subscribed) = (server.id.clone(), subscribed.clone());
-        *running = Some(tokio::spawn(async move {
+        *running = Some(ResyncTask(tokio::spawn(async move {
             let resynced = resync(&core, &id, &client, &subscribed).await;
             let _ = done.send((generation, resynced)).await;
-        }));
+        })));
     };
     loop {
         let retry = async {
@@ -273,9 +274,7 @@ async fn follow_stream(
                         again_once_subscribed = false;
                         generation += 1;
                         retry_at = None;
-                        if let Some(task) = running.take() {
-                            task.abort();
-                        }
+                        running = None;
                         core.set_server_connection(&server, Connection::reconnecting(
                             config.base_url.clone(),
                             error,
@@ -343,8 +342,14 @@ async fn follow_stream(
             }
         }
     }
-    if let Some(task) = running.take() {
-        task.abort();
+}
+
+/// A resync task, aborted when dropped: it never outlives the stream task that started it.
+struct ResyncTask(tokio::task::JoinHandle<()>);
+
+impl Drop for ResyncTask {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
