@@ -287,10 +287,17 @@ pub(crate) fn ended_on_page(
     session_id: &str,
     prompt_id: &str,
 ) -> Option<TurnEnd> {
-    let mut store = Store::default();
-    store.put_transcript(session_id, Transcript::from_page(messages, None));
+    let store = page_store(session_id, messages);
     reply_outcome(&store, session_id, prompt_id)
         .map(|outcome| ended(&store, session_id, prompt_id, outcome))
+}
+
+/// A store holding only `messages` as the session's transcript, for reading a page fetched
+/// from the server with the store's own rules.
+fn page_store(session_id: &str, messages: Vec<MessageWithParts>) -> Store {
+    let mut store = Store::default();
+    store.put_transcript(session_id, Transcript::from_page(messages, None));
+    store
 }
 
 /// Whether a change can end (or tell about) a turn of one of `sessions`: a status, a message or
@@ -629,9 +636,11 @@ pub(crate) async fn server_says_interrupted(
     let Some(page) = idle_page_on_server(core, session_id).await? else {
         return Ok(false);
     };
-    let mut store = Store::default();
-    store.put_transcript(session_id, Transcript::from_page(page, None));
-    Ok(interrupted(&store, session_id, prompt_id))
+    Ok(interrupted(
+        &page_store(session_id, page),
+        session_id,
+        prompt_id,
+    ))
 }
 
 /// The turn's end as the server shows it (asked after the change stream lagged): ended there

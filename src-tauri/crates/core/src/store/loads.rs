@@ -320,18 +320,12 @@ impl Store {
             }
         }
         self.reset_questions(questions);
-        for (_, event) in recorded {
-            match event {
-                Event::QuestionAsked(request) => {
-                    self.add_question(*request);
-                }
-                Event::QuestionResolved {
-                    session_id,
-                    request_id,
-                } => {
-                    self.resolve_question(&session_id, &request_id);
-                }
-                _ => {}
+        for (from, event) in recorded {
+            if matches!(
+                event,
+                Event::QuestionAsked(_) | Event::QuestionResolved { .. }
+            ) {
+                self.apply_now(&from, event);
             }
         }
     }

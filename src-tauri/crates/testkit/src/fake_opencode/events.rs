@@ -65,17 +65,17 @@ pub(super) fn frames(
         if let Some(frame) = open.first.take() {
             return Some((sse(&frame), open));
         }
-        if let Some(mut held) = open.held.take() {
-            if *held.borrow_and_update() {
-                // Subscribes only once released: what was emitted meanwhile never reaches it.
-                tokio::select! {
-                    _ = open.drop_signal.changed() => return None,
-                    released = held.wait_for(|h| !*h) => if released.is_err() { return None },
-                }
-                open.events = open.events.resubscribe();
+        // Not held: subscribed from the start; as with OpenCode, the client sees that only with
+        // the next event (or the heartbeat).
+        if let Some(mut held) = open.held.take()
+            && *held.borrow_and_update()
+        {
+            // Subscribes only once released: what was emitted meanwhile never reaches it.
+            tokio::select! {
+                _ = open.drop_signal.changed() => return None,
+                released = held.wait_for(|h| !*h) => if released.is_err() { return None },
             }
-            // Otherwise subscribed from the start; as with OpenCode, the client sees that only
-            // with the next event (or the heartbeat).
+            open.events = open.events.resubscribe();
         }
         let Open {
             events,
