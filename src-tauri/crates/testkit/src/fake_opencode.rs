@@ -766,7 +766,8 @@ impl FakeOpencode {
     /// While `held`, a new event stream sends `server.connected` at once but subscribes to
     /// events only when released: what is emitted in between never reaches it. The real
     /// server subscribes a stream some time after its `server.connected` (sessions created up to
-    /// ~40 ms after it were lost on a busy 1.18.33), so a client must not take the stream as complete from its first frame.
+    /// ~40 ms after it were lost on a busy 1.18.33), so a client must not take the stream as
+    /// complete from its first frame.
     pub fn hold_subscriptions(&self, held: bool) {
         self.shared.subscriptions_held.send_replace(held);
     }
