@@ -1,5 +1,6 @@
 // Review loop actions: loading the loops, starting and stopping a pair's loop.
 
+import { isNewerLoop } from '$lib/loopOrder';
 import type { LoopState } from '$lib/types/LoopState';
 import { store } from '../store.svelte';
 import { call } from './call';
@@ -15,21 +16,23 @@ export function loopFor(sessionId: string): LoopState | undefined {
 /** Loads every loop (the running ones and the newest ended), e.g. after the snapshot. */
 export async function loadLoops(): Promise<void> {
   const all = await call({ cmd: 'listLoops' });
-  for (const l of all) {
-    const known = store.loops.get(l.originalSessionId);
-    if (!known || known.id === l.id || known.startedAt <= l.startedAt) store.loops.set(l.originalSessionId, l);
-  }
+  for (const l of all) keepLoop(l);
+}
+
+/** Shows a loop's state unless the store holds a newer one for its pair (see [isNewerLoop]). */
+function keepLoop(state: LoopState): void {
+  if (isNewerLoop(state, store.loops.get(state.originalSessionId))) store.loops.set(state.originalSessionId, state);
 }
 
 /** Starts the pair's loop on the reviewer's newest prompt. */
 export async function startLoop(sessionId: string, maxRounds: number): Promise<LoopState> {
   const state = await call({ cmd: 'startLoop', sessionId, maxRounds });
-  store.loops.set(state.originalSessionId, state);
+  keepLoop(state);
   return state;
 }
 
 /** Stops the pair's loop. */
 export async function stopLoop(sessionId: string): Promise<void> {
   const state = await call({ cmd: 'stopLoop', sessionId });
-  if (state) store.loops.set(state.originalSessionId, state);
+  if (state) keepLoop(state);
 }
