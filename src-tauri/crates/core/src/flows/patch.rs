@@ -64,7 +64,9 @@ pub(crate) async fn write_metadata(core: &Core, session_id: &str, next: Metadata
             },
         )
         .await?;
-    core.with_store(|s| ((), Some(s.upsert_session(updated))));
+    // Through the check of fetched copies: not over a newer copy from the events, nor for a
+    // session deleted (or its server removed) while the request was on its way.
+    core.with_store(|s| ((), s.upsert_fetched_session(updated)));
     Ok(())
 }
 

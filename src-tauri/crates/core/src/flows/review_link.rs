@@ -88,7 +88,8 @@ pub async fn create_or_reuse_review_session(core: &Core, original_id: &str) -> R
         .await?;
     core.with_store(|s| {
         s.set_server(&review.id, &server);
-        ((), Some(s.upsert_session(review.clone())))
+        // Not when its server was removed meanwhile (the flow ends with it).
+        ((), s.upsert_fetched_session(review.clone()))
     });
     match link(core, original_id, &review.id, stale).await {
         Ok(Linked::Ours) => Ok(Prepared::Created(review)),

@@ -193,6 +193,11 @@ impl Store {
         token: LoadToken,
         snapshot: SessionsSnapshot,
     ) -> Option<Change> {
+        if self.is_removed_server(&snapshot.server) {
+            // A listing of a server removed while it was on its way.
+            self.take_sessions_recording(token);
+            return None;
+        }
         let before = (
             self.sessions.clone(),
             self.statuses.clone(),
@@ -339,8 +344,10 @@ impl Store {
             self.scratch.insert(session.id.clone());
             return None;
         }
-        if self.removed.contains(&session.id) {
-            // Asked before it was deleted, answered after: it stays gone.
+        if self.removed.contains(&session.id)
+            || self.is_removed_server(&self.server_of(&session.id))
+        {
+            // Asked before it was deleted (or its server removed), answered after: it stays gone.
             return None;
         }
         if let Some(known) = self.sessions.get(&session.id)

@@ -55,6 +55,9 @@ pub struct Store {
     /// Sessions removed as deleted or gone: a fetched copy asked for before the removal and
     /// answered after it must not bring one back (only the server's events and listings do).
     removed: HashSet<String>,
+    /// Servers removed from the list: nothing of theirs comes back, neither a late event, a
+    /// listing finishing nor a flow's answer (a server's id is never given again).
+    removed_servers: HashSet<ServerId>,
 }
 
 /// Most removed sessions remembered; past it the memory starts over (a late answer about a
@@ -233,8 +236,9 @@ impl Store {
         out
     }
 
-    /// Forgets every session of a removed server.
+    /// Forgets every session of a removed server, and takes nothing of it from then on.
     pub fn remove_server(&mut self, server: &ServerId) -> Option<Change> {
+        self.removed_servers.insert(server.clone());
         let gone: Vec<String> = self
             .sessions
             .keys()
@@ -245,9 +249,12 @@ impl Store {
             return None;
         }
         for id in &gone {
+            self.remember_removed(id);
             self.sessions.remove(id);
             self.statuses.remove(id);
             self.permissions.remove(id);
+            self.questions.remove(id);
+            self.marks.remove(id);
             self.transcripts.remove(id.as_str());
             self.errors.remove(id);
             self.server_of.remove(id);
@@ -296,8 +303,9 @@ impl Store {
         }
     }
 
-    /// Upserts one session (from an Api reply).
-    pub fn upsert_session(&mut self, session: Session) -> Change {
+    /// Upserts one session, unchecked: for the server's events. An Api reply goes through
+    /// [`Store::upsert_fetched_session`], which keeps newer and removed sessions as they are.
+    fn upsert_session(&mut self, session: Session) -> Change {
         self.sessions.insert(session.id.clone(), session.clone());
         Change::SessionUpserted {
             session: self.view(&session),
@@ -306,10 +314,7 @@ impl Store {
 
     /// Forgets a session that was deleted or is gone from its server.
     pub fn remove_session(&mut self, id: &str) -> Change {
-        if self.removed.len() >= MAX_REMOVED {
-            self.removed.clear();
-        }
-        self.removed.insert(id.to_owned());
+        self.remember_removed(id);
         self.sessions.remove(id);
         self.server_of.remove(id);
         self.statuses.remove(id);
@@ -323,6 +328,19 @@ impl Store {
         }
     }
 
+    /// Notes a session as removed (see `removed`).
+    fn remember_removed(&mut self, id: &str) {
+        if self.removed.len() >= MAX_REMOVED {
+            self.removed.clear();
+        }
+        self.removed.insert(id.to_owned());
+    }
+
+    /// Whether a server was removed from the list (see `removed_servers`).
+    pub fn is_removed_server(&self, server: &ServerId) -> bool {
+        self.removed_servers.contains(server)
+    }
+
     /// Applies one server event; returns the change to push, if any. While a fetch is in
     /// progress the event is also recorded, to be merged onto the fetched page; a transcript
     /// whose first page is still loading only records it.
@@ -332,7 +350,7 @@ impl Store {
 
     /// [`Store::apply`] for an event from `server`'s stream.
     pub fn apply_from(&mut self, server: &ServerId, event: Event) -> Option<Change> {
-        if !self.record(server, &event) {
+        if self.is_removed_server(server) || !self.record(server, &event) {
             return None;
         }
         self.apply_now(server, event)
@@ -1162,6 +1180,72 @@ mod tests {
         assert!(store.remove_server(&other).is_some());
         let ids: Vec<String> = store.sessions().into_iter().map(|s| s.id).collect();
         assert_eq!(ids, ["ses_a2"]);
+    }
+
+    #[test]
+    fn a_removed_server_takes_nothing_back_from_late_events_listings_or_answers() {
+        let mut store = Store::default();
+        let other = ServerId::from("srv_b");
+        store.upsert_session(session_at("ses_a", "on main", 1));
+        store.apply_from(
+            &other,
+            Event::SessionCreated(Box::new(session_at("ses_b", "on b", 1))),
+        );
+        // A listing of b and a flow's request on b are on their way when b is removed.
+        let token = store.begin_sessions_load();
+        assert!(store.remove_server(&other).is_some());
+        assert!(
+            store
+                .finish_sessions_load(
+                    token,
+                    SessionsSnapshot {
+                        server: other.clone(),
+                        sessions: vec![session_at("ses_b", "listed late", 2)],
+                        ..Default::default()
+                    },
+                )
+                .is_none(),
+            "a late listing of the removed server"
+        );
+        assert!(
+            store
+                .apply_from(
+                    &other,
+                    Event::SessionUpdated(Box::new(session_at("ses_b", "late event", 3))),
+                )
+                .is_none(),
+            "a late event of the removed server"
+        );
+        assert!(
+            store
+                .upsert_fetched_session(session_at("ses_b", "late answer", 4))
+                .is_none(),
+            "a late answer about one of its sessions"
+        );
+        // A review session a handoff made on b just before b went.
+        store.set_server("ses_review", &other);
+        assert!(
+            store
+                .upsert_fetched_session(session_at("ses_review", "Review", 5))
+                .is_none(),
+            "a session made on the removed server"
+        );
+        let ids: Vec<String> = store.sessions().into_iter().map(|s| s.id).collect();
+        assert_eq!(ids, ["ses_a"]);
+        // The main server goes on as before.
+        assert!(
+            store
+                .apply_from(
+                    &ServerId::main(),
+                    Event::SessionUpdated(Box::new(session_at("ses_a", "renamed", 6))),
+                )
+                .is_some()
+        );
+        assert!(
+            store
+                .upsert_fetched_session(session_at("ses_m", "new on main", 7))
+                .is_some()
+        );
     }
 
     #[test]
