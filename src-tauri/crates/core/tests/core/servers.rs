@@ -174,6 +174,75 @@ async fn the_same_address_twice_is_refused_and_a_removed_server_takes_its_sessio
     h.stop().await;
 }
 
+/// A handoff on a second server is making its review session when the server is removed: the
+/// session the server answers with afterwards is not listed (it would have shown under the
+/// main server), and the flow ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_review_session_answered_after_its_server_was_removed_stays_out() {
+    use crosscheck_core::flows::FlowState;
+    let h = Harness::start().await;
+    let (second, view) = add_second_server(&h, None, "Second").await;
+    let o = second.seed_session("Handed off on the second", None);
+    wait_for_session(&h, &o).await;
+    second.script(&o, Reply::text("The handoff."));
+    second.delay_route("POST /session", Duration::from_millis(800));
+    let mut changes = h.core.subscribe();
+    let started: FlowState = serde_json::from_value(
+        h.request(Request::StartHandoffReview(
+            crosscheck_core::requests::StartHandoffReview {
+                session_id: o.clone(),
+                choice: None,
+                reviewer: None,
+                review_loop: None,
+            },
+        ))
+        .await
+        .expect("start"),
+    )
+    .expect("state");
+    // The review session is asked for (its answer delayed) when the server goes.
+    second
+        .wait_until("the review session asked for", SHORT, |st| {
+            st.requests.iter().any(|r| r.route == "POST /session")
+        })
+        .await;
+    h.request(Request::RemoveServer(ServerRef {
+        server_id: view.id.clone(),
+    }))
+    .await
+    .expect("removed");
+    let id = started.id.clone();
+    wait_change(
+        &mut changes,
+        SHORT,
+        "the flow to end",
+        move |c| matches!(c, Change::Flow { flow } if flow.id == id && flow.step.is_final()),
+    )
+    .await;
+    // The server answered with the review session once its delay was over.
+    second
+        .wait_until("the review session answered", SHORT, |st| {
+            st.requests
+                .iter()
+                .any(|r| r.route == "POST /session" && r.status == 200)
+        })
+        .await;
+    // Time for the flow to take the answer in.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let listed: Vec<String> = h
+        .snapshot()
+        .await
+        .sessions
+        .into_iter()
+        .map(|s| s.session.title)
+        .collect();
+    assert!(
+        !listed.iter().any(|t| t.starts_with("Review:")),
+        "the removed server's review session is listed: {listed:?}"
+    );
+    h.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_added_in_the_app_is_followed_again_after_a_restart() {
     let mut h = Harness::start().await;
