@@ -171,8 +171,8 @@ struct Resynced {
 /// Whether the open event stream is subscribed to the server's events. OpenCode answers
 /// `/global/event` and sends `server.connected` before it subscribes the stream (on a busy
 /// 1.18.33, sessions created up to ~40 ms after it were lost): an event emitted in between
-/// never arrives, and a listing answered before it does not show its change either. Any frame after `server.connected`
-/// proves the subscription.
+/// never arrives, and a listing answered before it does not show its change either. Any frame
+/// after `server.connected` proves the subscription.
 #[derive(Clone, Default)]
 struct Subscribed(Arc<AtomicBool>);
 

@@ -249,15 +249,7 @@ impl Store {
             return None;
         }
         for id in &gone {
-            self.remember_removed(id);
-            self.sessions.remove(id);
-            self.statuses.remove(id);
-            self.permissions.remove(id);
-            self.questions.remove(id);
-            self.marks.remove(id);
-            self.transcripts.remove(id.as_str());
-            self.errors.remove(id);
-            self.server_of.remove(id);
+            self.forget_session(id);
         }
         Some(self.sessions_reset_change())
     }
@@ -314,7 +306,19 @@ impl Store {
 
     /// Forgets a session that was deleted or is gone from its server.
     pub fn remove_session(&mut self, id: &str) -> Change {
-        self.remember_removed(id);
+        self.forget_session(id);
+        Change::SessionRemoved {
+            session_id: id.to_owned(),
+        }
+    }
+
+    /// Drops everything held about a session and notes it as removed (see `removed`): for a
+    /// deletion and for a removed server alike.
+    fn forget_session(&mut self, id: &str) {
+        if self.removed.len() >= MAX_REMOVED {
+            self.removed.clear();
+        }
+        self.removed.insert(id.to_owned());
         self.sessions.remove(id);
         self.server_of.remove(id);
         self.statuses.remove(id);
@@ -323,21 +327,10 @@ impl Store {
         self.marks.remove(id);
         self.transcripts.remove(id);
         self.errors.remove(id);
-        Change::SessionRemoved {
-            session_id: id.to_owned(),
-        }
-    }
-
-    /// Notes a session as removed (see `removed`).
-    fn remember_removed(&mut self, id: &str) {
-        if self.removed.len() >= MAX_REMOVED {
-            self.removed.clear();
-        }
-        self.removed.insert(id.to_owned());
     }
 
     /// Whether a server was removed from the list (see `removed_servers`).
-    pub fn is_removed_server(&self, server: &ServerId) -> bool {
+    fn is_removed_server(&self, server: &ServerId) -> bool {
         self.removed_servers.contains(server)
     }
 
@@ -350,13 +343,18 @@ impl Store {
 
     /// [`Store::apply`] for an event from `server`'s stream.
     pub fn apply_from(&mut self, server: &ServerId, event: Event) -> Option<Change> {
-        if self.is_removed_server(server) || !self.record(server, &event) {
+        if !self.record(server, &event) {
             return None;
         }
         self.apply_now(server, event)
     }
 
+    /// Applies an event now: as it comes, or replayed after a listing. A removed server's
+    /// events are dropped here, so that neither path brings anything of it back.
     fn apply_now(&mut self, server: &ServerId, event: Event) -> Option<Change> {
+        if self.is_removed_server(server) {
+            return None;
+        }
         if let Event::SessionCreated(s) | Event::SessionUpdated(s) = &event {
             self.set_server(&s.id, server);
         }
@@ -1191,9 +1189,24 @@ mod tests {
             &other,
             Event::SessionCreated(Box::new(session_at("ses_b", "on b", 1))),
         );
-        // A listing of b and a flow's request on b are on their way when b is removed.
+        // A listing of b, the questions' listing and a flow's request on b are on their way
+        // when b is removed; a question of b's came meanwhile.
         let token = store.begin_sessions_load();
+        let questions = store.begin_sessions_load();
+        store.apply_from(
+            &other,
+            Event::QuestionAsked(Box::new(crosscheck_opencode::QuestionRequest {
+                id: "que_b".into(),
+                session_id: "ses_b".into(),
+                questions: Vec::new(),
+            })),
+        );
         assert!(store.remove_server(&other).is_some());
+        store.finish_questions_load(questions, Vec::new(), &HashSet::new());
+        assert!(
+            store.questions().is_empty(),
+            "a question of the removed server, replayed after the questions' listing"
+        );
         assert!(
             store
                 .finish_sessions_load(
