@@ -31,6 +31,23 @@ fn carries(kind: AttentionKind, session_id: String) -> impl Fn(&Change) -> bool 
     }
 }
 
+/// Waits for the session's finished turn and checks it is its only reason.
+async fn finished_and_unread(
+    h: &Harness,
+    changes: &mut tokio::sync::broadcast::Receiver<crosscheck_core::Stamped>,
+    session_id: &str,
+    what: &str,
+) {
+    wait_change(
+        changes,
+        SHORT,
+        what,
+        carries(AttentionKind::TurnFinished, session_id.to_owned()),
+    )
+    .await;
+    assert_eq!(kinds(h, session_id).await, [AttentionKind::TurnFinished]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_finished_turn_is_unread_until_seen_and_stays_seen_after_a_restart() {
     let mut h = Harness::start().await;
@@ -46,14 +63,7 @@ async fn a_finished_turn_is_unread_until_seen_and_stays_seen_after_a_restart() {
     }))
     .await
     .expect("sent");
-    wait_change(
-        &mut changes,
-        SHORT,
-        "the finished turn",
-        carries(AttentionKind::TurnFinished, s.clone()),
-    )
-    .await;
-    assert_eq!(kinds(&h, &s).await, [AttentionKind::TurnFinished]);
+    finished_and_unread(&h, &mut changes, &s, "the finished turn").await;
 
     // Kept across a restart while not seen.
     h.restart_core().await;
@@ -93,14 +103,13 @@ async fn a_turn_that_finished_while_the_stream_was_away_is_unread() {
     h.fake.stream_delta(&stream, "done while away");
     h.fake.end_stream(&stream);
     h.fake.block_event_streams(false);
-    wait_change(
+    finished_and_unread(
+        &h,
         &mut changes,
-        SHORT,
+        &s,
         "the finished turn after the reconnect",
-        carries(AttentionKind::TurnFinished, s.clone()),
     )
     .await;
-    assert_eq!(kinds(&h, &s).await, [AttentionKind::TurnFinished]);
     h.stop().await;
 }
 
