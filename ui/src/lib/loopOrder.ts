@@ -8,7 +8,7 @@ import type { LoopState } from './types/LoopState';
 /** How far a loop has come: it only moves forward (round, phase start, prompts sent, rounds
  * paid for), and it ends once. */
 function progress(state: LoopState): number[] {
-  return [state.ended ? 1 : 0, state.round, state.phaseStartedAt, state.sentMessageIds.length, state.costs?.length ?? 0];
+  return [state.ended ? 1 : 0, state.round, state.phaseStartedAt, state.sentMessageIds.length, state.costs.length];
 }
 
 /** Whether `next` should replace `known` as the pair's loop: a newer loop of the pair, or the
