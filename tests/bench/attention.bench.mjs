@@ -16,6 +16,7 @@
 //
 //   node bench/attention.bench.mjs [items] [latency-samples]
 //   (CROSSCHECK_BIN = the release `crosscheck` binary; after `make ui`)
+import { fileURLToPath } from 'node:url';
 import { launchBrowser } from '../support/browser.mjs';
 import { cleanupAll } from '../support/cleanup.mjs';
 import { startCrosscheck } from '../support/crosscheck.mjs';
@@ -23,6 +24,8 @@ import { subscribeEvents } from '../support/events.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { startOpencode } from '../support/opencode.mjs';
 
+/** The script that gives the page `window.__afterFrame` (the "painted" stamp). */
+const AFTER_FRAME = fileURLToPath(new URL('./after-frame.js', import.meta.url));
 const ITEMS = Number(process.argv[2] ?? 100);
 const SAMPLES = Number(process.argv[3] ?? 20);
 const LISTED = 50;
@@ -67,20 +70,10 @@ function pageProbe() {
   window.__listPainted = [];
   /** The first painted frame whose list counted at least `n` items. */
   window.__listAt = (n) => window.__listPainted.find((p) => p.size >= n);
-  // Stamped in the first task after the frame's rendering: a user-blocking task runs before the
-  // page's own timers and messages (the work the app leaves for after the paint, such as the
-  // window title, would otherwise count); a message where the page has no task scheduler.
-  const afterFrame = (run) => {
-    if (globalThis.scheduler?.postTask) globalThis.scheduler.postTask(run, { priority: 'user-blocking' });
-    else {
-      const ch = new MessageChannel();
-      ch.port1.onmessage = run;
-      ch.port2.postMessage(0);
-    }
-  };
   // The frame's start (its animation-frame time: when the display asked for it) is kept too.
   const painted = () => new Promise((r) => requestAnimationFrame((frameStart) => {
-    afterFrame(() => {
+    // Stamped in the first task after the frame's rendering (after-frame.js).
+    window.__afterFrame(() => {
       const t = performance.now();
       window.__lastFrameStart = frameStart;
       r(t);
@@ -152,6 +145,7 @@ try {
   const cc = await startCrosscheck({ opencodeUrl: oc.url });
   const browser = await launchBrowser();
   const context = await browser.browser.newContext({ viewport: { width: 1280, height: 860 } });
+  await context.addInitScript({ path: AFTER_FRAME });
   await context.addInitScript(pageProbe);
   let page = await context.newPage();
   const firstRows = heard(page, 'rows');

@@ -18,6 +18,7 @@
 //   (CROSSCHECK_BIN = the release `crosscheck` binary; after `make ui`). `phase`: `all` (the
 //   default) or `sidebar` (only the Chromium figures, to iterate on the UI).
 import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { launchBrowser } from '../support/browser.mjs';
 import { cleanupAll } from '../support/cleanup.mjs';
 import { startCrosscheck } from '../support/crosscheck.mjs';
@@ -34,6 +35,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const verdict = (ok) => (ok ? 'met' : 'NOT MET');
 /** What the page's probe logs once the sidebar's first frame has painted. */
 const PAINTED = 'crosscheck-bench: sidebar painted';
+/** The script that gives the page `window.__afterFrame` (the "painted" stamp). */
+const AFTER_FRAME = fileURLToPath(new URL('./after-frame.js', import.meta.url));
 /** Page loads for the sidebar's figures. */
 const LOADS = 9;
 /** Loads before them, printed and not counted: the browser's and the server's first ones. */
@@ -268,6 +271,7 @@ try {
     // opens; on two cores they would take the CPU from the load measured. A user's browser is
     // open already: the load starts once they are idle.
     await sleep(1500);
+    await page.addInitScript({ path: AFTER_FRAME });
     await page.addInitScript((PAINTED) => {
       // The first frame in which the three servers' sections are there and the list's view is
       // filled: every section whose top is inside the list's visible part holds session rows
@@ -282,17 +286,7 @@ try {
       // Looked for at the start of each frame, where the frame lays the page out anyway: a
       // check on every DOM mutation forced layouts in the middle of the app's mount (30 ms of
       // the probe's own script and its layouts in a profiled load), which the app never does.
-      // Stamped in the first task after the frame's rendering: a user-blocking task runs before
-      // the page's own timers and messages (work the app leaves for after the paint would
-      // otherwise count); a message where the page has no task scheduler.
-      window.__afterFrame = (run) => {
-        if (globalThis.scheduler?.postTask) globalThis.scheduler.postTask(run, { priority: 'user-blocking' });
-        else {
-          const ch = new MessageChannel();
-          ch.port1.onmessage = run;
-          ch.port2.postMessage(0);
-        }
-      };
+      // "Painted" is stamped in the first task after the frame's rendering (after-frame.js).
       const look = () => requestAnimationFrame(() => {
         if (!viewFilled()) return look();
         window.__rowsAt = performance.now();
