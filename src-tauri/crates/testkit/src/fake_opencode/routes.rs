@@ -83,8 +83,6 @@ pub(super) async fn handle(
         });
         st.requests.len() - 1
     };
-    // Its arrival is news too: a test may wait for a request that is held or delayed.
-    shared.bump();
     let directory = query.get("directory").cloned().or_else(|| {
         headers
             .get("x-opencode-directory")
