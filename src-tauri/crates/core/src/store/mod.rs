@@ -379,6 +379,13 @@ impl Store {
                 Some(self.upsert_session(*s))
             }
             Event::SessionDeleted(s) => Some(self.remove_session(&s.id)),
+            // OpenCode says `busy` again at each step of a turn: a status the session already
+            // has changes nothing, so no change goes out (each one cost every UI a redraw).
+            Event::SessionStatus { session_id, status }
+                if !status.is_idle() && self.statuses.get(&session_id) == Some(&status) =>
+            {
+                None
+            }
             Event::SessionStatus { session_id, status } => {
                 Some(self.set_status(session_id, status))
             }
@@ -788,6 +795,28 @@ mod tests {
             }
         }
         assert!(changes > 0);
+    }
+
+    #[test]
+    fn a_status_the_session_already_has_is_no_change() {
+        let mut store = Store::default();
+        let status = |kind: &str, attempt: Option<u32>| Event::SessionStatus {
+            session_id: "a".into(),
+            status: SessionStatus {
+                kind: kind.into(),
+                attempt,
+                ..Default::default()
+            },
+        };
+        assert!(store.apply(status("busy", None)).is_some());
+        assert!(store.apply(status("busy", None)).is_none());
+        // A retry, and its next attempt, are news; so is the turn's end, said twice.
+        assert!(store.apply(status("retry", Some(1))).is_some());
+        assert!(store.apply(status("retry", Some(2))).is_some());
+        assert!(store.apply(status("retry", Some(2))).is_none());
+        assert!(store.apply(status("idle", None)).is_some());
+        assert!(store.apply(status("idle", None)).is_some());
+        assert!(store.status("a").is_idle());
     }
 
     #[test]
