@@ -384,23 +384,13 @@ async fn starts_at_once_in_one_process_make_one_flow() {
 
 async fn start_hanging(h: &Harness, o: &str) -> FlowState {
     h.fake.script(o, Reply::hang("never"));
-    let started = h
-        .request(Request::StartHandoffReview(
-            crosscheck_core::requests::StartHandoffReview {
-                session_id: o.to_owned(),
-                choice: None,
-                reviewer: None,
-                review_loop: None,
-            },
-        ))
-        .await
-        .expect("start");
+    let started = h.start_handoff(o).await;
     h.fake
         .wait_until("the handoff turn to run", SHORT, |s| {
             s.statuses.contains_key(o)
         })
         .await;
-    serde_json::from_value(started).expect("state")
+    started
 }
 
 async fn flow_end(
@@ -562,19 +552,7 @@ async fn a_late_cancel_is_honoured_and_cancel_flow_says_so() {
     h.fake
         .delay_route("POST /session", Duration::from_millis(500));
     let mut changes = h.core.subscribe();
-    let started: FlowState = serde_json::from_value(
-        h.request(Request::StartHandoffReview(
-            crosscheck_core::requests::StartHandoffReview {
-                session_id: o.clone(),
-                choice: None,
-                reviewer: None,
-                review_loop: None,
-            },
-        ))
-        .await
-        .expect("start"),
-    )
-    .expect("state");
+    let started = h.start_handoff(&o).await;
     crate::support::wait_change(
         &mut changes,
         SHORT,
@@ -911,18 +889,7 @@ async fn a_turn_without_text_shows_its_model_calls_and_cancel_undoes_it() {
     let o = h.fake.seed_session("Garbage model", None);
     h.fake.script(&o, Reply::silent_forever(5));
     let mut changes = h.core.subscribe();
-    let started = h
-        .request(Request::StartHandoffReview(
-            crosscheck_core::requests::StartHandoffReview {
-                session_id: o.clone(),
-                choice: None,
-                reviewer: None,
-                review_loop: None,
-            },
-        ))
-        .await
-        .expect("start");
-    let flow: FlowState = serde_json::from_value(started).expect("state");
+    let flow = h.start_handoff(&o).await;
     let id = flow.id.clone();
     crate::support::wait_change(&mut changes, SHORT, "calls without text", move |c| {
         let Change::Flow { flow } = c else {

@@ -179,7 +179,6 @@ async fn the_same_address_twice_is_refused_and_a_removed_server_takes_its_sessio
 /// main server), and the flow ends.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_review_session_answered_after_its_server_was_removed_stays_out() {
-    use crosscheck_core::flows::FlowState;
     let h = Harness::start().await;
     let (second, view) = add_second_server(&h, None, "Second").await;
     let o = second.seed_session("Handed off on the second", None);
@@ -187,19 +186,7 @@ async fn a_review_session_answered_after_its_server_was_removed_stays_out() {
     second.script(&o, Reply::text("The handoff."));
     second.delay_route("POST /session", Duration::from_millis(800));
     let mut changes = h.core.subscribe();
-    let started: FlowState = serde_json::from_value(
-        h.request(Request::StartHandoffReview(
-            crosscheck_core::requests::StartHandoffReview {
-                session_id: o.clone(),
-                choice: None,
-                reviewer: None,
-                review_loop: None,
-            },
-        ))
-        .await
-        .expect("start"),
-    )
-    .expect("state");
+    let started = h.start_handoff(&o).await;
     // The review session is asked for (its answer delayed) when the server goes. Looked for by
     // polling: the fake wakes its waiters when it answers, and this request is not answered yet.
     let deadline = tokio::time::Instant::now() + SHORT;

@@ -117,10 +117,8 @@ impl Harness {
         serde_json::from_value(value).expect("snapshot shape")
     }
 
-    /// Starts the handoff of `session_id` and waits (on the change stream, within `limit` of
-    /// tokio time) for the flow to end.
-    pub async fn handoff(&self, session_id: &str, limit: Duration) -> FlowRun {
-        let mut changes = self.core.subscribe();
+    /// Starts the handoff of `session_id` with the default choices; answers its first state.
+    pub async fn start_handoff(&self, session_id: &str) -> FlowState {
         let started = self
             .request(Request::StartHandoffReview(
                 crosscheck_core::requests::StartHandoffReview {
@@ -132,7 +130,14 @@ impl Harness {
             ))
             .await
             .expect("the handoff starts");
-        let first: FlowState = serde_json::from_value(started).expect("flow state");
+        serde_json::from_value(started).expect("flow state")
+    }
+
+    /// Starts the handoff of `session_id` and waits (on the change stream, within `limit` of
+    /// tokio time) for the flow to end.
+    pub async fn handoff(&self, session_id: &str, limit: Duration) -> FlowRun {
+        let mut changes = self.core.subscribe();
+        let first = self.start_handoff(session_id).await;
         let mut notices = Vec::new();
         let mut seen = Vec::new();
         let deadline = tokio::time::Instant::now() + limit;
