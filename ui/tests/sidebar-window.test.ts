@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildTree, filterTree, type RowGroup } from '$lib/sidebarTree';
-import { heightsMoved, rowSlice, SLOT_HEIGHT, sidebarSlots, slotOffsets, slotRange, RowKeys, TypicalHeight, type SidebarPart } from '$lib/sidebarWindow';
+import { heightsMoved, MeasureLater, rowSlice, SLOT_HEIGHT, sidebarSlots, slotOffsets, slotRange, RowKeys, TypicalHeight, type LaterMeasurements, type SidebarPart } from '$lib/sidebarWindow';
 import type { SessionView } from '$lib/types/SessionView';
 
 function session(id: string, updated: number, extra: Partial<SessionView> = {}): SessionView {
@@ -129,5 +129,57 @@ describe('row keys', () => {
     // More rows than before: z's key goes to w, a new key for v; the same ids again, the same keys.
     expect(keys.assign(['y', 'w', 'x', 'v'])).toEqual([1, 2, 0, 3]);
     expect(keys.assign(['y', 'w', 'x', 'v'])).toEqual([1, 2, 0, 3]);
+  });
+});
+
+describe('measurements applied after the frame', () => {
+  /** A MeasureLater whose "later" runs when `run()` is called, and what it applied. */
+  function setup() {
+    const applied: LaterMeasurements[] = [];
+    let tasks: (() => void)[] = [];
+    const later = new MeasureLater((what) => applied.push({ ...what }), (run) => tasks.push(run));
+    const run = () => {
+      const now = tasks;
+      tasks = [];
+      for (const t of now) t();
+    };
+    return { later, applied, run, queued: () => tasks.length };
+  }
+
+  it('fills a taller list at once and trims a shorter one after the frame', () => {
+    const { later, applied, run } = setup();
+    expect(later.viewport(900, 800)).toBe(900);
+    expect(later.viewport(800, 800)).toBeNull();
+    expect(applied).toEqual([]);
+    expect(later.viewport(600, 800)).toBeNull();
+    expect(applied).toEqual([]);
+    run();
+    expect(applied).toEqual([{ viewport: 600, guess: false, moved: false }]);
+  });
+
+  it('drops a shorter height waiting when the list is measured back at the height shown, or taller', () => {
+    const { later, applied, run } = setup();
+    later.viewport(600, 800);
+    expect(later.viewport(800, 800)).toBeNull();
+    run();
+    expect(applied).toEqual([]);
+    later.viewport(600, 800);
+    expect(later.viewport(1000, 800)).toBe(1000);
+    run();
+    expect(applied).toEqual([]);
+  });
+
+  it('gathers one frame of measurements into one task, and keeps the last height', () => {
+    const { later, applied, run, queued } = setup();
+    later.rows('moved');
+    later.viewport(700, 800);
+    later.rows('guess');
+    later.viewport(650, 800);
+    expect(queued()).toBe(1);
+    run();
+    expect(applied).toEqual([{ viewport: 650, guess: true, moved: true }]);
+    later.rows('moved');
+    run();
+    expect(applied[1]).toEqual({ viewport: null, guess: false, moved: true });
   });
 });

@@ -187,3 +187,63 @@ export class RowKeys {
     });
   }
 }
+
+/** What the measurements of one frame change, once they are applied. */
+export interface LaterMeasurements {
+  /** The list's new height (shorter than the one shown), or null. */
+  viewport: number | null;
+  /** The height guess for rows not measured changed (it moves every row not built). */
+  guess: boolean;
+  /** Some rows measured other than the layout assumed (only without a new guess). */
+  moved: boolean;
+}
+
+/**
+ * Holds what the sidebar's measurements change until the task after the frame they came in.
+ * Measurements arrive inside a frame, after its layout; the built rows already sit where their
+ * heights put them (they are in the page's flow), so a row's new height only moves the rows not
+ * built (their spacers) and which rows to build, and a list that got shorter only leaves some rows
+ * built out of view. Applied inside the frame, each laid the sidebar out a second time before its
+ * paint (on the first paint, the list's real height; on a new item, a row that grew). A list that
+ * got taller is filled at once (it would show empty space).
+ */
+export class MeasureLater {
+  private pending: LaterMeasurements = { viewport: null, guess: false, moved: false };
+  private queued = false;
+
+  /** `apply` gets what waited; `later` runs it in a task of its own (a timer by default). */
+  constructor(
+    private readonly apply: (what: LaterMeasurements) => void,
+    private readonly later: (run: () => void) => void = (run) => void setTimeout(run, 0),
+  ) {}
+
+  /** The list measured `height` while `shown` is the height its rows are built for: answers
+   * the height to use at once (taller), or null (shorter: it waits; the same: nothing). */
+  viewport(height: number, shown: number): number | null {
+    if (height < shown) {
+      this.pending.viewport = height;
+      this.queue();
+      return null;
+    }
+    // Taller, or back to the height shown: a shorter one waiting would now be wrong.
+    this.pending.viewport = null;
+    return height > shown ? height : null;
+  }
+
+  /** Rows were measured: the guess changed, or rows moved. */
+  rows(what: 'guess' | 'moved'): void {
+    this.pending[what] = true;
+    this.queue();
+  }
+
+  private queue(): void {
+    if (this.queued) return;
+    this.queued = true;
+    this.later(() => {
+      this.queued = false;
+      const what = this.pending;
+      this.pending = { viewport: null, guess: false, moved: false };
+      if (what.viewport !== null || what.guess || what.moved) this.apply(what);
+    });
+  }
+}
