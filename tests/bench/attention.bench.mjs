@@ -28,17 +28,21 @@ import { subscribeEvents } from '../support/events.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { startOpencode } from '../support/opencode.mjs';
 import { openMinimalClient } from './minimal-client.mjs';
+import { openSettledTab, TAB_SETTLE_MS } from './settled-tab.mjs';
 
 /** The script that gives the page `window.__afterFrame` (the "painted" stamp). */
 const AFTER_FRAME = fileURLToPath(new URL('./after-frame.js', import.meta.url));
 const ITEMS = Number(process.argv[2] ?? 100);
-const SAMPLES = Number(process.argv[3] ?? 20);
+const SAMPLES = Number(process.argv[3] ?? 60);
 const LISTED = 50;
 /** Items the minimal client shows alone (the baseline of the item's line). */
 const MINIMAL_SAMPLES = 30;
 /** Pairs of page loads for the list's figure: one with the items, one without. */
 const LOADS = 9;
 const STREAMING = 10;
+if (SAMPLES + MINIMAL_SAMPLES > ITEMS) {
+  throw new Error(`${SAMPLES} samples and ${MINIMAL_SAMPLES} for the minimal client need ${SAMPLES + MINIMAL_SAMPLES} items, not ${ITEMS}`);
+}
 const ASK_BASH = [{ permission: 'bash', pattern: '*', action: 'ask' }];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const verdict = (ok) => (ok ? 'met' : 'NOT MET');
@@ -143,15 +147,24 @@ function heard(page, what, n = 0) {
   });
 }
 
+/** Creates `n` sessions on `server`, one after the other: the i-th has `body(i)`. */
+async function createSessions(server, n, body) {
+  const made = [];
+  for (let i = 0; i < n; i++) made.push(await server.json('/session', { method: 'POST', body: body(i) }));
+  return made;
+}
+/** The sessions listed beside the ones streaming. */
+const createListed = (server) => createSessions(server, LISTED, (i) => ({ title: `Listed session ${String(i).padStart(2, '0')}` }));
+/** The sessions that ask before running a command (one permission request each). */
+const createAskers = (server) =>
+  createSessions(server, ITEMS, (i) => ({ title: `Asks ${String(i).padStart(3, '0')}`, permission: ASK_BASH }));
+
 let exitCode = 0;
 try {
   const ms = await startModelServer();
   const oc = await startOpencode({ modelUrl: ms.url });
   const events = await subscribeEvents(oc.url);
-  const listed = [];
-  for (let i = 0; i < LISTED; i++) {
-    listed.push(await oc.json('/session', { method: 'POST', body: { title: `Listed session ${String(i).padStart(2, '0')}` } }));
-  }
+  const listed = await createListed(oc);
   const cc = await startCrosscheck({ opencodeUrl: oc.url });
   const browser = await launchBrowser();
   const context = await browser.browser.newContext({ viewport: { width: 1280, height: 860 } });
@@ -203,20 +216,15 @@ try {
   await cc.api({ cmd: 'seeSessions', sessionIds: listed.slice(0, STREAMING).map((s) => s.id) });
 
   // --- the sessions that will ask; the baseline's server with as many that never ask ------
-  const askers = [];
-  for (let i = 0; i < ITEMS; i++) {
-    askers.push(await oc.json('/session', { method: 'POST', body: { title: `Asks ${String(i).padStart(3, '0')}`, permission: ASK_BASH } }));
-  }
+  const askers = await createAskers(oc);
   const ocBase = await startOpencode({ modelUrl: ms.url });
-  for (let i = 0; i < LISTED; i++) await ocBase.json('/session', { method: 'POST', body: { title: `Listed session ${String(i).padStart(2, '0')}` } });
-  for (let i = 0; i < ITEMS; i++) await ocBase.json('/session', { method: 'POST', body: { title: `Asks ${String(i).padStart(3, '0')}`, permission: ASK_BASH } });
+  await createListed(ocBase);
+  await createAskers(ocBase);
   const ccBase = await startCrosscheck({ opencodeUrl: ocBase.url });
   /** Loads `target`'s app afresh; answers ms from the last Api answer before the paint to the paint. */
   async function load(target, wantItems) {
     await page.close();
-    page = await context.newPage();
-    // A new tab's processes start in the second after it opens; the load starts once they idle.
-    await sleep(1500);
+    page = await openSettledTab(() => context.newPage());
     const shown = wantItems ? heard(page, 'list', wantItems) : heard(page, 'rows');
     await page.goto(target.url);
     await shown;
@@ -244,12 +252,17 @@ try {
     await events.waitFor((e) => e.type === 'permission.asked' && e.properties.sessionID === session.id, { from, timeoutMs: 60_000, what: 'the permission' });
     return now();
   }
-  for (const session of askers.slice(0, SAMPLES)) {
+  /** Asks `session`'s permission and waits for its row painted in `p`: answers the key, the
+   * event's time at the backend and the paint's (epoch ms). */
+  async function timeItem(p, session) {
     const key = `${session.id}:permission`;
-    const rowPainted = heard(page, `item ${key}`);
+    const rowPainted = heard(p, `item ${key}`);
     const eventAt = await ask(session);
     await rowPainted;
-    const painted = await page.evaluate((k) => window.__itemPainted[k], key);
+    return { key, eventAt, painted: await p.evaluate((k) => window.__itemPainted[k], key) };
+  }
+  for (const session of askers.slice(0, SAMPLES)) {
+    const { key, eventAt, painted } = await timeItem(page, session);
     latencies.push(painted - eventAt);
     const split = await page.evaluate(([id, k]) => {
       const asked = window.__sse.find((m) => m.data.includes(id) && m.data.includes('"permissionAsked"'));
@@ -290,14 +303,11 @@ try {
   await minimalContext.addInitScript({ path: AFTER_FRAME });
   await minimalContext.addInitScript(pageProbe);
   const minimal = await openMinimalClient(minimalContext, oc.url);
-  await sleep(1500);
+  await sleep(TAB_SETTLE_MS);
   const minimalLatencies = [];
   for (const session of askers.slice(SAMPLES, SAMPLES + MINIMAL_SAMPLES)) {
-    const key = `${session.id}:permission`;
-    const rowPainted = heard(minimal.page, `item ${key}`);
-    const eventAt = await ask(session);
-    await rowPainted;
-    minimalLatencies.push((await minimal.page.evaluate((k) => window.__itemPainted[k], key)) - eventAt);
+    const { eventAt, painted } = await timeItem(minimal.page, session);
+    minimalLatencies.push(painted - eventAt);
     await sleep(200);
   }
   await minimal.close();

@@ -22,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { launchBrowser } from '../support/browser.mjs';
 import { cleanupAll } from '../support/cleanup.mjs';
 import { startCrosscheck } from '../support/crosscheck.mjs';
+import { openSettledTab } from './settled-tab.mjs';
 import { sseFrames, subscribeEvents } from '../support/events.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { startOpencode } from '../support/opencode.mjs';
@@ -266,11 +267,7 @@ try {
   const keysOwn = [];
   const warmup = [];
   for (let run = 0; run < WARMUP + LOADS; run++) {
-    const page = await browser.newPage();
-    // A new tab's processes (its renderer, the browser's spare one) start in the second after it
-    // opens; on two cores they would take the CPU from the load measured. A user's browser is
-    // open already: the load starts once they are idle.
-    await sleep(1500);
+    const page = await openSettledTab(() => browser.newPage());
     await page.addInitScript({ path: AFTER_FRAME });
     await page.addInitScript((PAINTED) => {
       // The first frame in which the three servers' sections are there and the list's view is
@@ -320,7 +317,8 @@ try {
         shell.disconnect();
         window.__marks.shell = performance.now();
       });
-      document.addEventListener('DOMContentLoaded', () => shell.observe(document.body, { childList: true, subtree: true }));
+      // From the document's start: the app often mounts before DOMContentLoaded.
+      shell.observe(document, { childList: true, subtree: true });
     }, PAINTED);
     // The paint is heard as a console message: waiting with `waitForFunction` would load
     // Playwright's own script into the page in the middle of the load measured (10 ms of its
