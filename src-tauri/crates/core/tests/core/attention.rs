@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use crate::support::{Harness, Reply, SHORT, add_second_server, wait_change};
+use crate::support::{Harness, Reply, SHORT, add_second_server, session_runs, wait_change};
 use crosscheck_core::api_types::PermissionReplyKind;
 use crosscheck_core::model::attention::AttentionKind;
 use crosscheck_core::requests::{AnswerQuestion, ReplyPermission};
@@ -94,10 +94,7 @@ async fn a_turn_that_finished_while_the_stream_was_away_is_unread() {
     let s = h.fake.seed_session("Runs while away", None);
     let mut changes = h.core.subscribe();
     let stream = h.fake.begin_stream(&s);
-    wait_change(&mut changes, SHORT, "the session runs", |c| {
-        matches!(c, Change::Status { session_id, status } if *session_id == s && !status.is_idle())
-    })
-    .await;
+    wait_change(&mut changes, SHORT, "the session runs", session_runs(&s)).await;
     h.fake.block_event_streams(true);
     h.fake.drop_event_streams();
     h.fake.stream_delta(&stream, "done while away");

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::support::{Harness, Reply, SHORT, wait_change};
+use crate::support::{Harness, Reply, SHORT, session_runs, wait_change};
 use crosscheck_core::api_types::{Connection, TranscriptPage};
 use crosscheck_core::{Change, Request};
 
@@ -34,10 +34,12 @@ async fn reconnect_clears_a_busy_status_that_ended_while_away() {
         .await
         .expect("prompt");
     let prompt_id = sent["messageId"].as_str().expect("id").to_owned();
-    let busy_id = s.clone();
-    wait_change(&mut changes, SHORT, "the session to go busy", move |c| {
-        matches!(c, Change::Status { session_id, status } if *session_id == busy_id && status.kind == "busy")
-    })
+    wait_change(
+        &mut changes,
+        SHORT,
+        "the session to go busy",
+        session_runs(&s),
+    )
     .await;
     assert_eq!(
         h.snapshot()

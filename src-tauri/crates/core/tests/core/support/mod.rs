@@ -194,6 +194,18 @@ impl Harness {
     }
 }
 
+/// Whether a change says `session_id` runs: its busy status, or a listing with it running. A
+/// listing answered after the turn began (the one after a reconnect, or the one that follows the
+/// stream's first event) already carries it, and the status event after it changes nothing.
+pub fn session_runs(session_id: &str) -> impl Fn(&Change) -> bool + use<> {
+    let id = session_id.to_owned();
+    move |c| match c {
+        Change::Status { session_id, status } => *session_id == id && !status.is_idle(),
+        Change::SessionsReset { statuses, .. } => statuses.contains_key(&id),
+        _ => false,
+    }
+}
+
 /// The texts of a recorded prompt body's parts, with their synthetic flags.
 pub fn part_texts(body: &Value) -> Vec<(String, bool)> {
     body["parts"]
