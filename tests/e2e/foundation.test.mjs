@@ -107,6 +107,10 @@ test('OpenCode restarted in the middle of a turn: no session stays busy', async 
   await input.press('Enter');
   const busy = page.locator('[data-testid="session-status"][data-status="busy"]');
   await busy.first().waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+  // A running row is still: an animation there kept the page drawing every frame for as long
+  // as agents ran (a spinner cost the browser 4-7 % of a core with five running rows).
+  const moving = await page.locator('[data-testid="session-item"]').evaluateAll((rows) => rows.flatMap((r) => r.getAnimations({ subtree: true })).length);
+  assert.equal(moving, 0, 'a running row animates');
 
   await oc.restart();
   ms.reset();
