@@ -397,20 +397,32 @@ describe('store: batching', () => {
     vi.unstubAllGlobals();
   });
 
-  it('applies queued changes once per animation frame', () => {
+  it('applies queued changes together in a task of their own, a frame\'s time apart, and asks for no frame', () => {
+    vi.useFakeTimers();
     const frames = stubFrames();
-    const store = new Store();
+    let clock = 1_000;
+    const store = new Store(() => clock);
     store.applySnapshot(snapshot());
     store.enqueue([at(11, { type: 'sessionUpserted', session: session('a') })]);
     store.enqueue([at(12, { type: 'sessionUpserted', session: session('b') })]);
-    store.enqueue([at(13, { type: 'sessionUpserted', session: session('c') })]);
     expect(store.sessions.has('a')).toBe(false);
-    expect(store.pending).toBe(3);
-    expect(frames).toHaveLength(1);
-    frames[0](0);
+    expect(store.pending).toBe(2);
+    // The first batch goes in the next task.
+    vi.advanceTimersByTime(0);
     expect(store.pending).toBe(0);
-    expect(['a', 'b', 'c'].every((id) => store.sessions.has(id))).toBe(true);
+    expect(['a', 'b'].every((id) => store.sessions.has(id))).toBe(true);
     expect(store.flushes).toBe(1);
+    // The next waits until a frame's time has passed since it.
+    clock += 5;
+    store.enqueue([at(13, { type: 'sessionUpserted', session: session('c') })]);
+    store.enqueue([at(14, { type: 'sessionUpserted', session: session('d') })]);
+    vi.advanceTimersByTime(11);
+    expect(store.pending).toBe(2);
+    vi.advanceTimersByTime(1);
+    expect(store.pending).toBe(0);
+    expect(store.flushes).toBe(2);
+    // No animation frame was asked for: one asked for is drawn even when nothing changed.
+    expect(frames).toHaveLength(0);
   });
 
   it('applies at once what changes a session\'s attention, with everything queued before it', () => {

@@ -34,6 +34,12 @@ import type { TranscriptPage } from '$lib/types/TranscriptPage';
 import type { SearchProgress } from '$lib/types/SearchProgress';
 import { Transcript, type PartView } from './transcript.svelte';
 
+/** The least time between two batches of changes that are not urgent: a 60 Hz display's frame
+ * (a stream's text deltas are drawn once a frame at most). */
+export const FRAME_MS = 1000 / 60;
+/** The time between batches in a hidden window, which draws no frames. */
+const HIDDEN_BATCH_MS = 50;
+
 export const DEFAULT_SETTINGS: Settings = {
   theme: 'system',
   locale: '',
@@ -157,7 +163,8 @@ export class Store {
   flushes = 0;
 
   private queue: Stamped[] = [];
-  private rafId: number | null = null;
+  /** When the last batch was applied (`now`'s clock): batches are a frame's time apart. */
+  private lastFlushAt = Number.NEGATIVE_INFINITY;
   private timerId: ReturnType<typeof setTimeout> | null = null;
   private inflight = 0;
   private replayLog: Stamped[] = [];
@@ -173,9 +180,9 @@ export class Store {
 
   // ---- batching ---------------------------------------------------------------------------
 
-  /** Queues changes; they are applied together on the next animation frame, or at once (with
-   * everything queued before them) when one of them changes what a session needs the person
-   * for: a row of "Needs you" must not wait a frame to be drawn. */
+  /** Queues changes; they are applied together in a task of their own, at most once a frame's
+   * time ([`FRAME_MS`]), or at once (with everything queued before them) when one of them changes
+   * what a session needs the person for: a row of "Needs you" must not wait a frame to be drawn. */
   enqueue(changes: Stamped[]): void {
     if (changes.length === 0) return;
     let urgent = false;
@@ -201,23 +208,23 @@ export class Store {
     }
   }
 
+  /** Applies the queue on a timer, not in an animation frame: a frame asked for is a frame
+   * drawn, even when the batch changes nothing on screen, and a change that comes just after it
+   * (a permission request a few ms after the turn's other changes) then waits for the display's
+   * next frame. A batch that changes the page is drawn at the next frame all the same. */
   private schedule(): void {
-    if (this.rafId !== null || this.timerId !== null) return;
+    if (this.timerId !== null) return;
     const hidden = typeof document !== 'undefined' && document.hidden;
-    if (!hidden && typeof requestAnimationFrame === 'function') {
-      this.rafId = requestAnimationFrame(() => this.flush());
-    }
-    // rAF does not run in hidden windows: a timer makes sure batches still land.
-    this.timerId = setTimeout(() => this.flush(), hidden ? 50 : 250);
+    const wait = hidden ? HIDDEN_BATCH_MS : Math.max(0, Math.ceil(this.lastFlushAt + FRAME_MS - this.now()));
+    this.timerId = setTimeout(() => this.flush(), wait);
   }
 
   /** Applies every queued change now. */
   flush(): void {
-    if (this.rafId !== null && typeof cancelAnimationFrame === 'function') cancelAnimationFrame(this.rafId);
     if (this.timerId !== null) clearTimeout(this.timerId);
-    this.rafId = null;
     this.timerId = null;
     if (this.queue.length === 0) return;
+    this.lastFlushAt = this.now();
     const batch = this.queue;
     this.queue = [];
     this.flushes++;
