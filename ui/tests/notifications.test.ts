@@ -209,6 +209,23 @@ describe('web host notifications', () => {
     expect(made).toEqual([]);
   });
 
+  it('reads the browser\'s permission once, not for every notification (a synchronous call into the browser)', async () => {
+    const { made } = fakeNotification('granted');
+    let reads = 0;
+    const Fake = globalThis.Notification as unknown as { permission: NotificationPermission };
+    const value = Fake.permission;
+    Object.defineProperty(Fake, 'permission', {
+      configurable: true,
+      get: () => {
+        reads += 1;
+        return value;
+      },
+    });
+    for (const tag of ['t1', 't2', 't3']) await showNotification({ title: 'A', body: 'a', sessionId: 's', tag });
+    expect(made).toHaveLength(3);
+    expect(reads).toBe(1);
+  });
+
   it('reads the session of a desktop click payload leniently', () => {
     expect(sessionOfAction({ actionId: 'tap', notification: { id: 3, extra: { sessionId: 'ses_x' } } })).toBe('ses_x');
     expect(sessionOfAction({ extra: { sessionId: 'ses_y' } })).toBe('ses_y');
