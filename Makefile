@@ -140,7 +140,7 @@ bench: ui opencode
 	cd tests && CROSSCHECK_BIN="$(CARGO_TARGET_DIR)/release/crosscheck" node bench/review-loop.bench.mjs 50
 	cd tests && CROSSCHECK_DESKTOP_BIN="$(CARGO_TARGET_DIR)/release/crosscheck-desktop" xvfb-run -a node bench/desktop-memory.bench.mjs 5000
 	cd tests && CROSSCHECK_BIN="$(CARGO_TARGET_DIR)/release/crosscheck" node bench/servers.bench.mjs 300 20
-	cd tests && CROSSCHECK_BIN="$(CARGO_TARGET_DIR)/release/crosscheck" node bench/attention.bench.mjs 100 60
+	cd tests && CROSSCHECK_BIN="$(CARGO_TARGET_DIR)/release/crosscheck" node bench/attention.bench.mjs 100 40
 
 # The .deb holds the desktop app (with its desktop entry and icons) and the `crosscheck`
 # command, both release builds; nothing is downloaded (deb only: AppImage would fetch a tool).
