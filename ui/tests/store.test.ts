@@ -423,6 +423,11 @@ describe('store: batching', () => {
     expect(store.flushes).toBe(2);
     // No animation frame was asked for: one asked for is drawn even when nothing changed.
     expect(frames).toHaveLength(0);
+    // A wall clock set back an hour holds the next batch for a frame's time, not an hour.
+    clock -= 3_600_000;
+    store.enqueue([at(15, { type: 'sessionUpserted', session: session('e') })]);
+    vi.advanceTimersByTime(17);
+    expect(store.sessions.has('e')).toBe(true);
   });
 
   it('applies at once what changes a session\'s attention, with everything queued before it', () => {

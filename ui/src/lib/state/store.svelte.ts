@@ -181,7 +181,7 @@ export class Store {
   // ---- batching ---------------------------------------------------------------------------
 
   /** Queues changes; they are applied together in a task of their own, at most once a frame's
-   * time ([`FRAME_MS`]), or at once (with everything queued before them) when one of them changes
+   * time ({@link FRAME_MS}), or at once (with everything queued before them) when one of them changes
    * what a session needs the person for: a row of "Needs you" must not wait a frame to be drawn. */
   enqueue(changes: Stamped[]): void {
     if (changes.length === 0) return;
@@ -215,7 +215,9 @@ export class Store {
   private schedule(): void {
     if (this.timerId !== null) return;
     const hidden = typeof document !== 'undefined' && document.hidden;
-    const wait = hidden ? HIDDEN_BATCH_MS : Math.max(0, Math.ceil(this.lastFlushAt + FRAME_MS - this.now()));
+    // Clamped to one frame's time: a wall clock set back must not hold the batch for as long.
+    const untilDue = Math.ceil(this.lastFlushAt + FRAME_MS - this.now());
+    const wait = hidden ? HIDDEN_BATCH_MS : Math.min(Math.ceil(FRAME_MS), Math.max(0, untilDue));
     this.timerId = setTimeout(() => this.flush(), wait);
   }
 
