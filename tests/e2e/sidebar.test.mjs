@@ -254,6 +254,12 @@ test('the arrow keys, Home and End walk every row of a long list, the ones out o
     await Promise.all(Array.from({ length: 10 }, (_, k) => session(`Walked ${String(i + k).padStart(2, '0')}`)));
   }
   await until(async () => (await cc.api({ cmd: 'snapshot' })).sessions.filter((s) => s.title.startsWith('Walked')).length === 80, 'the 80 sessions listed');
+  // The earlier tests' turns and flows are over first: a turn ending during the walk re-sorts the
+  // rows and adds a Needs you item above them (this test walks a list that holds still).
+  await until(async () => {
+    const snap = await cc.api({ cmd: 'snapshot' });
+    return Object.keys(snap.statuses).length === 0 && snap.flows.every((f) => f.ended);
+  }, 'no turn or flow running');
   // The session selected before stays selected: the list opens scrolled to it, far below the
   // 80 new ones.
   await page.goto(cc.url);
@@ -266,6 +272,14 @@ test('the arrow keys, Home and End walk every row of a long list, the ones out o
     const box = row.getBoundingClientRect();
     const rows = [...document.querySelectorAll('[data-testid="session-list"] [data-testid="session-item"]')];
     return { id: row.dataset.sessionId, index: rows.indexOf(row), last: rows.length - 1, inView: box.top >= list.top - 1 && box.bottom <= list.bottom + 1 };
+  });
+  /** Where the list and the focused row are, for a failure's message. */
+  const geometry = () => page.evaluate(() => {
+    const list = document.querySelector('[data-testid="session-list"]');
+    const row = document.activeElement?.closest('[data-testid="session-item"]');
+    const r = (el) => { const b = el?.getBoundingClientRect(); return b ? [Math.round(b.top), Math.round(b.bottom)] : null; };
+    const items = document.querySelectorAll('[data-testid="needs-you-item"]').length;
+    return JSON.stringify({ list: r(list), row: r(row), top: list.scrollTop, height: list.scrollHeight, client: list.clientHeight, needsYou: items });
   });
   // From the search box, Down enters the list at its first row (the newest session).
   await page.locator('[data-testid="session-search"]').focus();
@@ -281,12 +295,7 @@ test('the arrow keys, Home and End walk every row of a long list, the ones out o
     const now = await focused();
     return now && now.index === now.last && now.inView;
   }, 'the last row focused, in view').catch(async (err) => {
-    err.message += `: ${JSON.stringify(await focused())}, ${await page.evaluate(() => {
-      const list = document.querySelector('[data-testid="session-list"]');
-      const row = document.activeElement?.closest('[data-testid="session-item"]');
-      const r = (el) => { const b = el?.getBoundingClientRect(); return b ? [Math.round(b.top), Math.round(b.bottom)] : null; };
-      return JSON.stringify({ list: r(list), row: r(row), top: list.scrollTop, height: list.scrollHeight, client: list.clientHeight });
-    })}`;
+    err.message += `: ${JSON.stringify(await focused())}, ${await geometry()}`;
     throw err;
   });
   const last = await focused();
@@ -299,12 +308,30 @@ test('the arrow keys, Home and End walk every row of a long list, the ones out o
     const now = await focused();
     return now && now.id === above && now.inView;
   }, 'the row above the last focused').catch(async (err) => {
-    err.message += `: expected ${above}, focused ${JSON.stringify(await focused())}, active ${await page.evaluate(() => document.activeElement?.outerHTML.slice(0, 120))}`;
+    err.message += `: expected ${above}, focused ${JSON.stringify(await focused())}, active ${await page.evaluate(() => document.activeElement?.outerHTML.slice(0, 120))}, ${await geometry()}`;
     throw err;
   });
   await screenshot(page, 'sidebar-keyboard');
   await page.keyboard.press('Home');
   await until(async () => (await focused())?.id === first.id, 'the first row focused again');
+  // An item joining Needs you above the list makes it shorter: the focused row at its bottom
+  // stays in view.
+  await page.keyboard.press('End');
+  await until(async () => {
+    const now = await focused();
+    return now && now.id === last.id && now.inView;
+  }, 'the last row focused again, in view');
+  const itemsBefore = await page.locator('[data-testid="needs-you-item"]').count();
+  ms.script([{ text: 'A turn that finished while the list was walked.' }]);
+  await prompt(first.id, 'Finish a turn.');
+  await until(async () => (await page.locator('[data-testid="needs-you-item"]').count()) > itemsBefore, 'the finished turn in Needs you');
+  await until(async () => {
+    const now = await focused();
+    return now && now.id === last.id && now.inView;
+  }, 'the focused row in view after the list got shorter').catch(async (err) => {
+    err.message += `: ${JSON.stringify(await focused())}, ${await geometry()}`;
+    throw err;
+  });
   assert.ok(built < 80, `only the rows in view are built (${built})`);
   assert.deepEqual(pageErrors, []);
 });
