@@ -281,6 +281,15 @@ test('the arrow keys, Home and End walk every row of a long list, the ones out o
     const items = document.querySelectorAll('[data-testid="needs-you-item"]').length;
     return JSON.stringify({ list: r(list), row: r(row), top: list.scrollTop, height: list.scrollHeight, client: list.clientHeight, needsYou: items });
   });
+  /** Waits until the focused row is in view and `is` it; a failure says where it is instead. */
+  const untilFocusedInView = (is, what) =>
+    until(async () => {
+      const now = await focused();
+      return now && now.inView && is(now);
+    }, what).catch(async (err) => {
+      err.message += `: focused ${JSON.stringify(await focused())}, active ${await page.evaluate(() => document.activeElement?.outerHTML.slice(0, 120))}, ${await geometry()}`;
+      throw err;
+    });
   // From the search box, Down enters the list at its first row (the newest session).
   await page.locator('[data-testid="session-search"]').focus();
   await page.keyboard.press('ArrowDown');
@@ -291,47 +300,26 @@ test('the arrow keys, Home and End walk every row of a long list, the ones out o
   assert.match(top?.title ?? '', /^Walked 7\d$/, 'one of the last ten made');
   const built = await page.locator('[data-testid="session-list"] [data-testid="session-item"]').count();
   await page.keyboard.press('End');
-  await until(async () => {
-    const now = await focused();
-    return now && now.index === now.last && now.inView;
-  }, 'the last row focused, in view').catch(async (err) => {
-    err.message += `: ${JSON.stringify(await focused())}, ${await geometry()}`;
-    throw err;
-  });
+  await untilFocusedInView((now) => now.index === now.last, 'the last row focused, in view');
   const last = await focused();
   assert.notEqual(last.id, first.id);
   // The row above, by session: the built rows (and so the indexes) may change as the list
   // scrolls.
   const above = await page.evaluate((index) => document.querySelectorAll('[data-testid="session-list"] [data-testid="session-item"]')[index - 1]?.dataset.sessionId, last.index);
   await page.keyboard.press('ArrowUp');
-  await until(async () => {
-    const now = await focused();
-    return now && now.id === above && now.inView;
-  }, 'the row above the last focused').catch(async (err) => {
-    err.message += `: expected ${above}, focused ${JSON.stringify(await focused())}, active ${await page.evaluate(() => document.activeElement?.outerHTML.slice(0, 120))}, ${await geometry()}`;
-    throw err;
-  });
+  await untilFocusedInView((now) => now.id === above, `the row above the last focused (${above})`);
   await screenshot(page, 'sidebar-keyboard');
   await page.keyboard.press('Home');
   await until(async () => (await focused())?.id === first.id, 'the first row focused again');
   // An item joining Needs you above the list makes it shorter: the focused row at its bottom
   // stays in view.
   await page.keyboard.press('End');
-  await until(async () => {
-    const now = await focused();
-    return now && now.id === last.id && now.inView;
-  }, 'the last row focused again, in view');
+  await untilFocusedInView((now) => now.id === last.id, 'the last row focused again, in view');
   const itemsBefore = await page.locator('[data-testid="needs-you-item"]').count();
   ms.script([{ text: 'A turn that finished while the list was walked.' }]);
   await prompt(first.id, 'Finish a turn.');
   await until(async () => (await page.locator('[data-testid="needs-you-item"]').count()) > itemsBefore, 'the finished turn in Needs you');
-  await until(async () => {
-    const now = await focused();
-    return now && now.id === last.id && now.inView;
-  }, 'the focused row in view after the list got shorter').catch(async (err) => {
-    err.message += `: ${JSON.stringify(await focused())}, ${await geometry()}`;
-    throw err;
-  });
+  await untilFocusedInView((now) => now.id === last.id, 'the focused row in view after the list got shorter');
   assert.ok(built < 80, `only the rows in view are built (${built})`);
   assert.deepEqual(pageErrors, []);
 });
