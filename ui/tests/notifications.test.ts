@@ -226,6 +226,26 @@ describe('web host notifications', () => {
     expect(reads).toBe(1);
   });
 
+  it('reads the permission again when the person changes it in the browser\'s site settings', async () => {
+    const { made } = fakeNotification('denied');
+    const Fake = globalThis.Notification as unknown as { permission: NotificationPermission };
+    const heard: { change?: () => void } = {};
+    const status = { addEventListener: (_: string, listener: () => void) => (heard.change = listener) };
+    Object.defineProperty(navigator, 'permissions', { configurable: true, value: { query: async () => status } });
+    try {
+      expect(await showNotification({ title: 'A', body: 'a', sessionId: 's', tag: 't1' })).toBe(false);
+      Fake.permission = 'granted';
+      // Held until the browser says it changed.
+      expect(await showNotification({ title: 'A', body: 'a', sessionId: 's', tag: 't2' })).toBe(false);
+      expect(heard.change).toBeDefined();
+      heard.change?.();
+      expect(await showNotification({ title: 'A', body: 'a', sessionId: 's', tag: 't3' })).toBe(true);
+      expect(made.map((m) => m.options.tag)).toEqual(['t3']);
+    } finally {
+      delete (navigator as { permissions?: unknown }).permissions;
+    }
+  });
+
   it('reads the session of a desktop click payload leniently', () => {
     expect(sessionOfAction({ actionId: 'tap', notification: { id: 3, extra: { sessionId: 'ses_x' } } })).toBe('ses_x');
     expect(sessionOfAction({ extra: { sessionId: 'ses_y' } })).toBe('ses_y');
