@@ -304,6 +304,7 @@ try {
     for (const session of askers.slice(next, (next += WARM_UP))) {
       const { eventAt, painted } = await timeItem(page, session);
       warmUps.crosscheck.push(painted - eventAt);
+      await sleep(200);
     }
     for (const session of askers.slice(next, (next += TURN))) await timeCrosscheckItem(session);
     await page.goto('about:blank');
@@ -311,6 +312,7 @@ try {
     for (const session of askers.slice(next, (next += WARM_UP))) {
       const { eventAt, painted } = await timeItem(minimal.page, session);
       warmUps.minimal.push(painted - eventAt);
+      await sleep(200);
     }
     for (const session of askers.slice(next, (next += TURN))) {
       const { eventAt, painted } = await timeItem(minimal.page, session);

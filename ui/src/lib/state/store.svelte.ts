@@ -36,7 +36,7 @@ import { Transcript, type PartView } from './transcript.svelte';
 
 /** The least time between two batches of changes that are not urgent: a 60 Hz display's frame
  * (a stream's text deltas are drawn once a frame at most). */
-export const FRAME_MS = 1000 / 60;
+const FRAME_MS = 1000 / 60;
 /** The time between batches in a hidden window, which draws no frames. */
 const HIDDEN_BATCH_MS = 50;
 
