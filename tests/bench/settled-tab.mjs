@@ -3,7 +3,7 @@
 // the load measured. A user's browser is open already, so a load starts once they are idle.
 
 /** How long a new tab is left before its load (ms). */
-export const TAB_SETTLE_MS = 1500;
+const TAB_SETTLE_MS = 1500;
 
 /** Opens a tab with `open` (e.g. `() => context.newPage()`) and answers it once it has settled. */
 export async function openSettledTab(open) {
