@@ -2,7 +2,9 @@
 // against real OpenCode and the scripted model server: the side panel follows a click in the
 // sidebar, rows hold still under the pointer while a busy session finishes, each review sits
 // under its implementer, and Ctrl+K finds a line inside a transcript not loaded yet while naming
-// the session whose transcript the server failed to send (through a proxy that fails that read).
+// the session whose transcript the server failed to send (through a proxy that fails that read);
+// the keyboard walks a long list, and the selected row, built again as the list scrolls past it,
+// leaves the list where the person put it.
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, test } from 'node:test';
@@ -321,5 +323,42 @@ test('the arrow keys, Home and End walk every row of a long list, the ones out o
   await until(async () => (await page.locator('[data-testid="needs-you-item"]').count()) > itemsBefore, 'the finished turn in Needs you');
   await untilFocusedInView((now) => now.id === last.id, 'the focused row in view after the list got shorter');
   assert.ok(built < 80, `only the rows in view are built (${built})`);
+  assert.deepEqual(pageErrors, []);
+});
+
+test('the selected row does not pull the list back to itself when the list builds it again', { timeout: 2 * 60_000 }, async () => {
+  const list = page.locator('[data-testid="session-list"]');
+  const selected = '[data-testid="session-list"] [data-testid="session-item"]:has(.main[aria-current="true"])';
+  // Select the last row (End, then Enter), far below the first screen.
+  await page.locator('[data-testid="session-search"]').focus();
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('End');
+  await until(async () => (await page.evaluate(() => {
+    const rows = [...document.querySelectorAll('[data-testid="session-list"] [data-testid="session-item"]')];
+    return rows.length > 0 && document.activeElement?.closest('[data-testid="session-item"]') === rows[rows.length - 1];
+  })), 'the last row focused');
+  await page.keyboard.press('Enter');
+  await page.locator(selected).waitFor({ state: 'visible', timeout: WAIT });
+  const id = await page.locator(selected).getAttribute('data-session-id');
+  /** Where the selected row sits in the list's content (px from its top). */
+  const at = await page.evaluate((s) => {
+    const el = document.querySelector('[data-testid="session-list"]');
+    return document.querySelector(s).getBoundingClientRect().top - el.getBoundingClientRect().top + el.scrollTop;
+  }, selected);
+  // Scrolled away to the top, its row is no longer built.
+  await list.evaluate((el) => (el.scrollTop = 0));
+  await until(async () => (await page.locator(sel.item(id)).count()) === 0, 'the selected row left out at the top');
+  // Scrolled back to just above it: its row is built again below the view (the overscan), and
+  // the list stays where the person put it.
+  const want = await list.evaluate((el, row) => (el.scrollTop = Math.round(row - el.clientHeight - 60)), at);
+  assert.ok(want > 0, `the list is long enough to scroll above the row (${want})`);
+  await until(async () => (await page.locator(sel.item(id)).count()) === 1, 'the selected row built again');
+  await page.evaluate(() => new Promise((done) => {
+    let n = 0;
+    const next = () => (++n >= 10 ? done() : requestAnimationFrame(next));
+    requestAnimationFrame(next);
+  }));
+  const now = await list.evaluate((el) => el.scrollTop);
+  assert.ok(Math.abs(now - want) <= 1, `the list stayed at ${want} px, not pulled to the selected row (now ${now})`);
   assert.deepEqual(pageErrors, []);
 });

@@ -249,20 +249,4 @@ describe('opening a session from the sidebar', () => {
     expect(target.querySelector('[data-testid="agent-picker"]')).not.toBeNull();
     expect(target.querySelector('[data-testid="pickers-pending"]')).toBeNull();
   });
-
-  it('scrolls the selected item into view in the next frame, not in the click', async () => {
-    const { default: SessionItem } = await import('$lib/components/sessions/SessionItem.svelte');
-    const scroll = vi.fn();
-    Object.defineProperty(HTMLElement.prototype, 'scrollIntoView', { value: scroll, configurable: true });
-    const target = document.createElement('div');
-    document.body.appendChild(target);
-    const session = { id: 'ses_s', slug: '', projectID: 'p', directory: '/p', title: 'S', time: { created: 1, updated: 2 } };
-    app = mount(SessionItem, { target, props: { session, selected: true } });
-    flushSync();
-    // Reading layout here would lay out the transcript the click just built, in the click's task.
-    expect(scroll).not.toHaveBeenCalled();
-    runFrames();
-    expect(scroll).toHaveBeenCalledTimes(1);
-    delete (HTMLElement.prototype as { scrollIntoView?: unknown }).scrollIntoView;
-  });
 });
