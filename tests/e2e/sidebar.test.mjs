@@ -362,3 +362,44 @@ test('the selected row does not pull the list back to itself when the list build
   assert.ok(Math.abs(now - want) <= 1, `the list stayed at ${want} px, not pulled to the selected row (now ${now})`);
   assert.deepEqual(pageErrors, []);
 });
+
+test('a row built above the view taller than guessed does not move the rows in view, in an engine without scroll anchoring', { timeout: 2 * 60_000 }, async () => {
+  // The page opens at the selected session, the last row: the middle of the list is not built.
+  await page.goto(cc.url);
+  await page.locator('[data-testid="session-list"] [data-testid="session-item"]').first().waitFor({ timeout: WAIT });
+  const list = page.locator('[data-testid="session-list"]');
+  // The desktop window's engine (WebKit) keeps no scroll anchor; Chromium's is turned off to
+  // stand for it.
+  await list.evaluate((el) => (el.style.overflowAnchor = 'none'));
+  // A session whose row this page has not built, made 40 px taller than the rows around it.
+  const tall = (await cc.api({ cmd: 'snapshot' })).sessions.find((s) => s.title === 'Walked 35');
+  assert.ok(tall, 'the session made by the arrow-key test');
+  assert.equal(await page.locator(sel.item(tall.id)).count(), 0, 'its row not built yet');
+  await page.addStyleTag({ content: `[data-session-id="${tall.id}"] { padding-bottom: 40px; }` });
+  const frames = (n) => page.evaluate((count) => new Promise((done) => {
+    let i = 0;
+    const next = () => (++i >= count ? done() : requestAnimationFrame(next));
+    requestAnimationFrame(next);
+  }), n);
+  /** The first row wholly in view, and its top. */
+  const firstInView = () => list.evaluate((el) => {
+    const edge = el.getBoundingClientRect().top;
+    const row = [...el.querySelectorAll('[data-testid="session-item"]')].find((r) => r.getBoundingClientRect().top >= edge);
+    return row ? { id: row.dataset.sessionId, top: row.getBoundingClientRect().top } : null;
+  });
+  // Scrolled up 100 px at a time (a wheel), until the taller row is built and three steps after.
+  let builtAt = -1;
+  for (let step = 0; builtAt < 0 ? step < 60 : step < builtAt + 3; step++) {
+    const before = await firstInView();
+    assert.ok(before, `step ${step}: a row in view`);
+    await list.evaluate((el) => (el.scrollTop -= 100));
+    await frames(4);
+    const top = await list.evaluate((el, id) => el.querySelector(`[data-session-id="${id}"]`)?.getBoundingClientRect().top ?? null, before.id);
+    assert.ok(top !== null && Math.abs(top - (before.top + 100)) <= 1, `step ${step}: the row at the top of the view moved ${top === null ? 'out' : top - before.top} px for a scroll of 100 px`);
+    if (builtAt < 0 && (await page.locator(sel.item(tall.id)).count()) === 1) builtAt = step;
+  }
+  assert.ok(builtAt >= 0, 'the taller row was built as the list scrolled up');
+  const height = await page.locator(sel.item(tall.id)).evaluate((el) => el.getBoundingClientRect().height);
+  assert.ok(height >= 80, `the row built is taller than the rows around it (${height} px)`);
+  assert.deepEqual(pageErrors, []);
+});

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildTree, filterTree, type RowGroup } from '$lib/sidebarTree';
-import { heightsMoved, MeasureLater, rowSlice, SLOT_HEIGHT, sidebarSlots, slotOffsets, slotRange, RowKeys, TypicalHeight, type LaterMeasurements, type SidebarPart } from '$lib/sidebarWindow';
+import { heightsMoved, MeasureLater, rowSlice, shiftAbove, SLOT_HEIGHT, sidebarSlots, slotOffsets, slotRange, RowKeys, TypicalHeight, type LaterMeasurements, type SidebarPart } from '$lib/sidebarWindow';
 import type { SessionView } from '$lib/types/SessionView';
 
 function session(id: string, updated: number, extra: Partial<SessionView> = {}): SessionView {
@@ -181,5 +181,30 @@ describe('measurements applied after the frame', () => {
     later.rows('moved');
     run();
     expect(applied[1]).toEqual({ viewport: null, guess: false, moved: true });
+  });
+});
+
+describe('shiftAbove', () => {
+  // The view's top edge at 100 px; rows given by their top now, their height before and now.
+  it('adds up what rows wholly above the view changed, and nothing for rows in or below it', () => {
+    expect(shiftAbove([{ top: 20, before: 46, height: 64 }], 100)).toBe(18);
+    // A row ending exactly at the view's edge was above it.
+    expect(shiftAbove([{ top: 54, before: 46, height: 64 }], 100)).toBe(18);
+    // A row across the edge, or in view: the rows in view did not move past it.
+    expect(shiftAbove([{ top: 60, before: 46, height: 64 }], 100)).toBe(0);
+    expect(shiftAbove([{ top: 150, before: 46, height: 90 }], 100)).toBe(0);
+    // Shorter than guessed: the rows in view moved up.
+    expect(shiftAbove([{ top: 0, before: 46, height: 40 }], 100)).toBe(-6);
+  });
+
+  it('judges each row where it was before the rows above it changed, in any order', () => {
+    // The upper row grew by 30 and pushed the lower one (now at 70) across the edge: before, the
+    // lower one sat at 40 and ended at 86, above the view.
+    const changes = [
+      { top: 70, before: 46, height: 56 },
+      { top: 0, before: 10, height: 40 },
+    ];
+    expect(shiftAbove(changes, 100)).toBe(40);
+    expect(shiftAbove([], 100)).toBe(0);
   });
 });

@@ -123,6 +123,32 @@ export function heightsMoved(
   return keys.some((key, i) => measured.get(key) !== (before[i] ?? guess));
 }
 
+/** A row measured at a new height, for [shiftAbove]. */
+export interface RowChange {
+  /** The row's top now (px, page coordinates). */
+  top: number;
+  /** Its height before: the height measured last, or the guess for a row measured the first time. */
+  before: number;
+  /** Its height now. */
+  height: number;
+}
+
+/**
+ * How far the rows in view moved down (px, negative: up) because rows wholly above the view
+ * (whose top edge is at `viewTop`) changed height: a row built above the view, taller or shorter
+ * than guessed, or one that grew. An engine with scroll anchoring (Chromium) scrolls by as much
+ * itself; one without (WebKit, the desktop window) leaves the rows in view moved, so the list
+ * scrolls by this to hold them still.
+ */
+export function shiftAbove(changes: readonly RowChange[], viewTop: number): number {
+  let shift = 0;
+  for (const c of [...changes].sort((a, b) => a.top - b.top)) {
+    // Where its bottom was before it and the rows above it changed.
+    if (c.top - shift + c.before <= viewTop + 0.5) shift += c.height - c.before;
+  }
+  return shift;
+}
+
 /** The slots to build for a scroll position: [start, end). */
 export function slotRange(
   offsets: ArrayLike<number>,

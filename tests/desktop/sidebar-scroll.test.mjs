@@ -1,0 +1,76 @@
+// The sidebar holds still in the desktop window while it is scrolled: WebKit keeps no scroll
+// anchor, so a row built above the view at another height than the list guessed would push the
+// rows in view down by the difference (a jump under the pointer). The list scrolls by as much
+// itself. Runs the real window through tauri-driver under Xvfb, like smoke.test.mjs.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { desktopPrerequisites, startDesktop, waitForScript } from '../support/webdriver.mjs';
+
+const PASSWORD = 'desktop-scroll-secret';
+const TITLE = 'Scrolled in the window';
+const MORE = 60;
+const { missing, skip } = desktopPrerequisites();
+
+let desktop;
+
+before(async () => {
+  if (skip) return;
+  if (missing) throw new Error(`desktop sidebar scroll test cannot run: ${missing}`);
+  desktop = await startDesktop({ title: TITLE, password: PASSWORD, prefix: 'crosscheck-desktop-scroll-' });
+  for (let i = 0; i < MORE; i += 10) {
+    await Promise.all(
+      Array.from({ length: 10 }, (_, k) =>
+        desktop.oc.json('/session', { method: 'POST', body: { title: `Listed ${String(i + k).padStart(2, '0')}` } }),
+      ),
+    );
+  }
+});
+
+after(async () => {
+  await desktop?.stop();
+});
+
+test('scrolling the sidebar up past a row taller than guessed moves the rows in view by the scroll alone', { skip }, async () => {
+  const tall = (await desktop.oc.json('/session')).find((s) => s.title === 'Listed 25');
+  assert.ok(tall, 'the session to make taller');
+  const wd = await desktop.open();
+  await waitForScript(wd, `return document.querySelector('[data-testid="session-group"] .count')?.textContent === '${MORE + 1}'`, 'every session listed', 60_000);
+  const result = JSON.parse(
+    await wd.executeAsyncScript(
+      `const done = arguments[arguments.length - 1];
+       const tallId = arguments[0];
+       const list = document.querySelector('[data-testid="session-list"]');
+       const frames = (n) => new Promise((ok) => { let i = 0; const f = () => (++i >= n ? ok() : requestAnimationFrame(f)); requestAnimationFrame(f); });
+       const built = () => !!list.querySelector('[data-session-id="' + tallId + '"]');
+       (async () => {
+         list.scrollTop = list.scrollHeight;
+         await frames(6);
+         const builtAtStart = built();
+         // A row this window has not built, 40 px taller than the rows around it.
+         const style = document.createElement('style');
+         style.textContent = '[data-session-id="' + tallId + '"] { padding-bottom: 40px; }';
+         document.head.appendChild(style);
+         const moves = [];
+         let builtAt = -1;
+         for (let step = 0; builtAt < 0 ? step < 60 : step < builtAt + 3; step++) {
+           const edge = list.getBoundingClientRect().top;
+           const row = [...list.querySelectorAll('[data-testid="session-item"]')].find((r) => r.getBoundingClientRect().top >= edge);
+           if (!row) break;
+           const top = row.getBoundingClientRect().top;
+           list.scrollTop -= 100;
+           await frames(4);
+           const now = list.querySelector('[data-session-id="' + row.dataset.sessionId + '"]');
+           moves.push(now ? Math.round(now.getBoundingClientRect().top - top) : null);
+           if (builtAt < 0 && built()) builtAt = step;
+         }
+         const height = list.querySelector('[data-session-id="' + tallId + '"]')?.getBoundingClientRect().height ?? 0;
+         done(JSON.stringify({ builtAtStart, builtAt, moves, height }));
+       })();`,
+      [tall.id],
+    ),
+  );
+  assert.equal(result.builtAtStart, false, 'the taller row was not built at the bottom');
+  assert.ok(result.builtAt >= 0, `the taller row was built as the list scrolled up: ${JSON.stringify(result)}`);
+  assert.ok(result.height >= 80, `the row built is taller than the rows around it: ${JSON.stringify(result)}`);
+  assert.deepEqual(result.moves, result.moves.map(() => 100), `each scroll of 100 px moved the top row by 100 px: ${JSON.stringify(result)}`);
+});
