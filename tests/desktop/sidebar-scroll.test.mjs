@@ -72,5 +72,9 @@ test('scrolling the sidebar up past a row taller than guessed moves the rows in 
   assert.equal(result.builtAtStart, false, 'the taller row was not built at the bottom');
   assert.ok(result.builtAt >= 0, `the taller row was built as the list scrolled up: ${JSON.stringify(result)}`);
   assert.ok(result.height >= 80, `the row built is taller than the rows around it: ${JSON.stringify(result)}`);
-  assert.deepEqual(result.moves, result.moves.map(() => 100), `each scroll of 100 px moved the top row by 100 px: ${JSON.stringify(result)}`);
+  // Within a pixel: row heights may be fractional where the scroll position is whole.
+  assert.ok(
+    result.moves.length > 0 && result.moves.every((m) => m !== null && Math.abs(m - 100) <= 1),
+    `each scroll of 100 px moved the top row by 100 px: ${JSON.stringify(result)}`,
+  );
 });
