@@ -1,7 +1,7 @@
-// The sidebar holds still in the desktop window while it is scrolled: WebKit keeps no scroll
-// anchor, so a row built above the view at another height than the list guessed would push the
-// rows in view down by the difference (a jump under the pointer). The list scrolls by as much
-// itself. Runs the real window through tauri-driver under Xvfb, like smoke.test.mjs.
+// The sidebar holds still in the desktop window: WebKit keeps no scroll anchor, so a row built
+// above the view at another height than the list guessed, or a session made above it, would push
+// the rows in view down (a jump under the pointer). The list scrolls by as much itself. Runs the
+// real window through tauri-driver under Xvfb, like smoke.test.mjs.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { desktopPrerequisites, startDesktop, waitForScript } from '../support/webdriver.mjs';
@@ -12,6 +12,9 @@ const MORE = 60;
 const { missing, skip } = desktopPrerequisites();
 
 let desktop;
+let wd;
+/** The one window of this file (a WebDriver session), opened by the first test that needs it. */
+const openWindow = async () => (wd ??= await desktop.open());
 
 before(async () => {
   if (skip) return;
@@ -33,7 +36,7 @@ after(async () => {
 test('scrolling the sidebar up past a row taller than guessed moves the rows in view by the scroll alone', { skip }, async () => {
   const tall = (await desktop.oc.json('/session')).find((s) => s.title === 'Listed 25');
   assert.ok(tall, 'the session to make taller');
-  const wd = await desktop.open();
+  await openWindow();
   await waitForScript(wd, `return document.querySelector('[data-testid="session-group"] .count')?.textContent === '${MORE + 1}'`, 'every session listed', 60_000);
   const result = JSON.parse(
     await wd.executeAsyncScript(
@@ -77,4 +80,32 @@ test('scrolling the sidebar up past a row taller than guessed moves the rows in 
     result.moves.length > 0 && result.moves.every((m) => m !== null && Math.abs(m - 100) <= 1),
     `each scroll of 100 px moved the top row by 100 px: ${JSON.stringify(result)}`,
   );
+});
+
+test('a session made above the view does not move the rows in view', { skip }, async () => {
+  // Scrolled a little way down: the top rows, where a new session sorts in, are above the view.
+  await openWindow();
+  await waitForScript(wd, `return document.querySelector('[data-testid="session-group"] .count')?.textContent === '${MORE + 1}'`, 'every session listed', 60_000);
+  const held = JSON.parse(
+    await wd.executeAsyncScript(
+      `const done = arguments[arguments.length - 1];
+       const list = document.querySelector('[data-testid="session-list"]');
+       list.scrollTop = 1200;
+       requestAnimationFrame(() => requestAnimationFrame(() => {
+         const edge = list.getBoundingClientRect().top;
+         const row = [...list.querySelectorAll('[data-testid="session-item"]')].find((r) => r.getBoundingClientRect().top >= edge);
+         done(JSON.stringify(row ? { id: row.dataset.sessionId, top: row.getBoundingClientRect().top, scrollTop: list.scrollTop } : null));
+       }));`,
+    ),
+  );
+  assert.ok(held && held.scrollTop > 0, `a row in view, the list scrolled: ${JSON.stringify(held)}`);
+  await desktop.oc.json('/session', { method: 'POST', body: { title: 'Made while the list was scrolled' } });
+  await waitForScript(wd, `return document.querySelector('[data-testid="session-group"] .count')?.textContent === '${MORE + 2}'`, 'the new session listed', 60_000);
+  const top = await wd.executeAsyncScript(
+    `const done = arguments[arguments.length - 1];
+     requestAnimationFrame(() => requestAnimationFrame(() =>
+       done(document.querySelector('[data-testid="session-list"] [data-session-id="' + arguments[0] + '"]')?.getBoundingClientRect().top ?? null)));`,
+    [held.id],
+  );
+  assert.ok(top !== null && Math.abs(top - held.top) <= 1, `the row at the top of the view stayed at ${held.top} px (now ${top})`);
 });

@@ -403,3 +403,32 @@ test('a row built above the view taller than guessed does not move the rows in v
   assert.ok(height >= 80, `the row built is taller than the rows around it (${height} px)`);
   assert.deepEqual(pageErrors, []);
 });
+
+test('a session made above the view does not move the rows in view, in an engine without scroll anchoring', { timeout: 2 * 60_000 }, async () => {
+  await page.goto(cc.url);
+  await page.locator('[data-testid="session-list"] [data-testid="session-item"]').first().waitFor({ timeout: WAIT });
+  const list = page.locator('[data-testid="session-list"]');
+  // As in the desktop window (WebKit keeps no scroll anchor); the pointer away from the sidebar,
+  // so the list is not held and the new session sorts in at the top.
+  await list.evaluate((el) => (el.style.overflowAnchor = 'none'));
+  await page.mouse.move(1300, 500);
+  await list.evaluate((el) => (el.scrollTop = 1500));
+  /** Sessions in the first group, where a new one of this folder goes. */
+  const count = async () => Number(await page.locator('[data-testid="session-group"] .count').first().textContent());
+  const before = await count();
+  await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+  const firstInView = () => list.evaluate((el) => {
+    const edge = el.getBoundingClientRect().top;
+    const row = [...el.querySelectorAll('[data-testid="session-item"]')].find((r) => r.getBoundingClientRect().top >= edge);
+    return row ? { id: row.dataset.sessionId, top: row.getBoundingClientRect().top } : null;
+  });
+  const held = await firstInView();
+  assert.ok(held, 'a row in view');
+  const made = await session('Made while the list was scrolled');
+  await until(async () => (await count()) === before + 1, 'the new session listed');
+  await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+  assert.equal(await page.locator(sel.item(made.id)).count(), 0, 'the new session sorts in above the view');
+  const top = await list.evaluate((el, id) => el.querySelector(`[data-session-id="${id}"]`)?.getBoundingClientRect().top ?? null, held.id);
+  assert.ok(top !== null && Math.abs(top - held.top) <= 1, `the row at the top of the view stayed (moved ${top === null ? 'out' : top - held.top} px)`);
+  assert.deepEqual(pageErrors, []);
+});

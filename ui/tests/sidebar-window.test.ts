@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildTree, filterTree, type RowGroup } from '$lib/sidebarTree';
-import { heightsMoved, MeasureLater, rowSlice, shiftAbove, SLOT_HEIGHT, sidebarSlots, slotOffsets, slotRange, RowKeys, TypicalHeight, type LaterMeasurements, type SidebarPart } from '$lib/sidebarWindow';
+import { heightsMoved, MeasureLater, rowSlice, shiftAbove, slotsShift, SLOT_HEIGHT, sidebarSlots, slotOffsets, slotRange, RowKeys, TypicalHeight, type LaterMeasurements, type SidebarPart } from '$lib/sidebarWindow';
 import type { SessionView } from '$lib/types/SessionView';
 
 function session(id: string, updated: number, extra: Partial<SessionView> = {}): SessionView {
@@ -206,5 +206,42 @@ describe('shiftAbove', () => {
     ];
     expect(shiftAbove(changes, 100)).toBe(40);
     expect(shiftAbove([], 100)).toBe(0);
+  });
+});
+
+describe('slotsShift', () => {
+  const ids = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `s${i + from}`);
+  const lay = (rowIds: string[]) => sidebarSlots([{ server: null, placed: placed(group('/x', rowIds)) }], () => false);
+  const none = new Map<string, number>();
+  // Rows of 46 px under a 32 px group head; the view 460 px tall, scrolled to 1000 px.
+  const shiftFor = (before: string[], after: string[]) => {
+    const a = lay(before);
+    const b = lay(after);
+    return slotsShift(a, b, slotOffsets(a, none), slotOffsets(b, none), 1000, 460);
+  };
+
+  it('is the height of a session put in above the view, or taken out of it', () => {
+    const rows = ids(60);
+    expect(shiftFor(rows, ['new', ...rows])).toBe(46);
+    expect(shiftFor(rows, ['new', 'newer', ...rows])).toBe(92);
+    expect(shiftFor(rows, rows.filter((id) => id !== 's3'))).toBe(-46);
+  });
+
+  it('is nothing for a change below the view, or for the same rows', () => {
+    const rows = ids(60);
+    expect(shiftFor(rows, [...rows, 'new'])).toBe(0);
+    expect(shiftFor(rows, rows.filter((id) => id !== 's55'))).toBe(0);
+    expect(shiftFor(rows, [...rows])).toBe(0);
+  });
+
+  it('does not follow a row in view that itself moved to the top', () => {
+    const rows = ids(60);
+    // Rows s21-s31 meet the view. s22 moves to the top: s21 moves down one row, s22 goes far
+    // up, s23-s31 stay; the median holds the ones that stayed.
+    expect(shiftFor(rows, ['s22', ...rows.filter((id) => id !== 's22')])).toBe(0);
+  });
+
+  it('is nothing when no row in view is left', () => {
+    expect(shiftFor(ids(60), ids(60, 100))).toBe(0);
   });
 });
