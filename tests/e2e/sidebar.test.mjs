@@ -363,14 +363,24 @@ test('the selected row does not pull the list back to itself when the list build
   assert.deepEqual(pageErrors, []);
 });
 
+/** From the next load on, the page stands for the desktop window's engine (WebKit), which keeps
+ * no scroll anchor: `CSS.supports` says so to the app (which then keeps its own), and each test
+ * turns Chromium's anchoring off in the list. */
+async function asAnEngineWithoutScrollAnchoring() {
+  await page.addInitScript(() => {
+    const supports = CSS.supports.bind(CSS);
+    CSS.supports = (...args) => (String(args[0]).trim().startsWith('overflow-anchor') ? false : supports(...args));
+  });
+}
+
 test('a row built above the view taller than guessed does not move the rows in view, in an engine without scroll anchoring', { timeout: 2 * 60_000 }, async () => {
+  await asAnEngineWithoutScrollAnchoring();
   // The page opens at the selected session, the last row: the middle of the list is not built.
   await page.goto(cc.url);
   await page.locator('[data-testid="session-list"] [data-testid="session-item"]').first().waitFor({ timeout: WAIT });
   const list = page.locator('[data-testid="session-list"]');
-  // The desktop window's engine (WebKit) keeps no scroll anchor; Chromium's is turned off to
-  // stand for it.
   await list.evaluate((el) => (el.style.overflowAnchor = 'none'));
+  assert.equal(await page.evaluate(() => CSS.supports('overflow-anchor', 'auto')), false, 'the page stands for WebKit');
   // A session whose row this page has not built, made 40 px taller than the rows around it.
   const tall = (await cc.api({ cmd: 'snapshot' })).sessions.find((s) => s.title === 'Walked 35');
   assert.ok(tall, 'the session made by the arrow-key test');
@@ -408,9 +418,10 @@ test('a session made above the view does not move the rows in view, in an engine
   await page.goto(cc.url);
   await page.locator('[data-testid="session-list"] [data-testid="session-item"]').first().waitFor({ timeout: WAIT });
   const list = page.locator('[data-testid="session-list"]');
-  // As in the desktop window (WebKit keeps no scroll anchor); the pointer away from the sidebar,
-  // so the list is not held and the new session sorts in at the top.
+  // As in the desktop window (see asAnEngineWithoutScrollAnchoring, still in force); the pointer
+  // away from the sidebar, so the list is not held and the new session sorts in at the top.
   await list.evaluate((el) => (el.style.overflowAnchor = 'none'));
+  assert.equal(await page.evaluate(() => CSS.supports('overflow-anchor', 'auto')), false, 'the page stands for WebKit');
   await page.mouse.move(1300, 500);
   await list.evaluate((el) => (el.scrollTop = 1500));
   /** Sessions in the first group, where a new one of this folder goes. */

@@ -1,7 +1,7 @@
 // Where the sidebar's long list is scrolled to. A selected session is brought into view once,
 // when it is selected: in the next frame (not in the click's task), and not again each time the
 // list builds its row while the person scrolls or walks the rows with the keyboard. Where the
-// engine keeps no scroll anchor (WebKit; turned off here, as jsdom reports one), a session put in
+// engine keeps no scroll anchor (WebKit; jsdom has no `CSS.supports` either), a session put in
 // above the view scrolls the list by its row, and what the person asked the list to show does not.
 import { flushSync, mount, tick, unmount } from 'svelte';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -109,10 +109,6 @@ describe('the selected session in a long list', () => {
 });
 
 describe('where the engine keeps no scroll anchor', () => {
-  beforeAll(() => {
-    list().style.overflowAnchor = 'none';
-  });
-
   it('a session put in above the view scrolls the list by its row', async () => {
     await scrollListTo(5000);
     store.applySnapshot(snapshotOf(numberedSessions(401), 2));
