@@ -152,9 +152,9 @@ export function shiftAbove(changes: readonly RowChange[], viewTop: number): numb
 /**
  * How far the rows in view move (px) when the sidebar's slots change (a session put in, taken out
  * or moved), heights as they are: `offsetsBefore` lays `before` out with today's heights, so only
- * the change of slots counts (a row measured anew is [shiftAbove]'s). The median move of the slots
- * that met the view (`top`, `viewport`) and are still there: a row that itself moved elsewhere does
- * not count. An engine without scroll anchoring (WebKit) leaves the rows in view moved by this.
+ * the change of slots counts (a row measured anew is [shiftAbove]'s). The median move of the rows
+ * that met the view (`top`, `viewport`) and are still listed: a row that itself moved elsewhere
+ * does not count. An engine without scroll anchoring (WebKit) leaves the rows in view moved by this.
  */
 export function slotsShift(
   before: SidebarSlots,
@@ -164,13 +164,10 @@ export function slotsShift(
   top: number,
   viewport: number,
 ): number {
-  const at = new Map<string, number>();
-  after.keys.forEach((key, i) => at.set(key, i));
+  const inView = visibleRange(offsetsBefore, top, viewport, 0);
   const moves: number[] = [];
-  for (let i = 0; i < before.keys.length; i++) {
-    if (offsetsBefore[i] >= top + viewport) break;
-    if (offsetsBefore[i + 1] <= top) continue;
-    const j = at.get(before.keys[i]);
+  for (let i = inView.start; i < inView.end; i++) {
+    const j = before.kinds[i] === 'row' ? after.rowAt.get(before.keys[i]) : undefined;
     if (j !== undefined) moves.push(offsetsAfter[j] - offsetsBefore[i]);
   }
   if (moves.length === 0) return 0;
