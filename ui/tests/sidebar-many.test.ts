@@ -2,32 +2,20 @@
 // filter, the navigation order and the counts still cover every session.
 import { flushSync, mount, tick, unmount } from 'svelte';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { numberedSessions, snapshotOf } from './helpers/snapshot';
+import { mountSidebar } from './helpers/sidebar';
+import { numberedSessions } from './helpers/snapshot';
 
-vi.mock('$lib/host', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('$lib/host')>();
-  return { ...actual, invoke: async () => null, subscribe: () => () => undefined };
-});
+vi.mock('$lib/host', async (importOriginal) => (await import('./helpers/sidebar')).quietHost(await importOriginal<object>()));
 
-const { store } = await import('$lib/state/store.svelte');
 const { ui } = await import('$lib/state/ui.svelte');
-const { default: Sidebar } = await import('../src/lib/components/sessions/Sidebar.svelte');
 
 const N = 400;
-const sessions = numberedSessions(N);
-const snapshot = snapshotOf(sessions);
 
 let app: ReturnType<typeof mount>;
 const $$ = (selector: string) => [...document.querySelectorAll<HTMLElement>(selector)];
 
 beforeAll(async () => {
-  localStorage.clear();
-  store.applySnapshot(snapshot);
-  const target = document.createElement('div');
-  document.body.appendChild(target);
-  app = mount(Sidebar, { target });
-  await tick();
-  flushSync();
+  app = await mountSidebar(numberedSessions(N));
 });
 
 afterAll(() => unmount(app));

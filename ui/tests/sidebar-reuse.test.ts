@@ -3,7 +3,8 @@
 // for the old one (an open rename, its menu) does not carry over to the new one.
 import { flushSync, mount, tick, unmount } from 'svelte';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { numberedSessions, snapshotOf } from './helpers/snapshot';
+import { mountSidebar } from './helpers/sidebar';
+import { numberedSessions } from './helpers/snapshot';
 
 const calls: { cmd: string }[] = [];
 vi.mock('$lib/host', async (importOriginal) => {
@@ -20,10 +21,8 @@ vi.mock('$lib/host', async (importOriginal) => {
 
 const { store } = await import('$lib/state/store.svelte');
 const { ui } = await import('$lib/state/ui.svelte');
-const { default: Sidebar } = await import('../src/lib/components/sessions/Sidebar.svelte');
 
 const sessions = numberedSessions(200);
-const snapshot = snapshotOf(sessions);
 
 let app: ReturnType<typeof mount>;
 const $$ = (selector: string) => [...document.querySelectorAll<HTMLElement>(selector)];
@@ -33,12 +32,7 @@ const settle = async () => {
 };
 
 beforeAll(async () => {
-  localStorage.clear();
-  store.applySnapshot(snapshot);
-  const target = document.createElement('div');
-  document.body.appendChild(target);
-  app = mount(Sidebar, { target });
-  await settle();
+  app = await mountSidebar(sessions);
 });
 
 afterAll(() => unmount(app));

@@ -5,16 +5,13 @@
 // above the view scrolls the list by its row, and what the person asked the list to show does not.
 import { flushSync, mount, tick, unmount } from 'svelte';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { mountSidebar } from './helpers/sidebar';
 import { numberedSessions, snapshotOf } from './helpers/snapshot';
 
-vi.mock('$lib/host', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('$lib/host')>();
-  return { ...actual, invoke: async () => null, subscribe: () => () => undefined };
-});
+vi.mock('$lib/host', async (importOriginal) => (await import('./helpers/sidebar')).quietHost(await importOriginal<object>()));
 
 const { store } = await import('$lib/state/store.svelte');
 const { ui } = await import('$lib/state/ui.svelte');
-const { default: Sidebar } = await import('../src/lib/components/sessions/Sidebar.svelte');
 
 let frames: FrameRequestCallback[] = [];
 /** The session of each row scrolled into view, in order. */
@@ -48,7 +45,6 @@ async function scrollListTo(top: number) {
 }
 
 beforeAll(async () => {
-  localStorage.clear();
   vi.useFakeTimers();
   vi.stubGlobal('requestAnimationFrame', (cb: FrameRequestCallback) => frames.push(cb));
   vi.stubGlobal('cancelAnimationFrame', () => undefined);
@@ -58,10 +54,7 @@ beforeAll(async () => {
     },
     configurable: true,
   });
-  store.applySnapshot(snapshotOf(numberedSessions(400)));
-  const target = document.createElement('div');
-  document.body.appendChild(target);
-  app = mount(Sidebar, { target });
+  app = await mountSidebar(numberedSessions(400));
   await settle();
 });
 
