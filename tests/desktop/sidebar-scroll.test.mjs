@@ -94,11 +94,13 @@ test('a session made above the view does not move the rows in view', { skip }, a
        requestAnimationFrame(() => requestAnimationFrame(() => {
          const edge = list.getBoundingClientRect().top;
          const row = [...list.querySelectorAll('[data-testid="session-item"]')].find((r) => r.getBoundingClientRect().top >= edge);
-         done(JSON.stringify(row ? { id: row.dataset.sessionId, top: row.getBoundingClientRect().top, scrollTop: list.scrollTop } : null));
+         done(JSON.stringify(row ? { id: row.dataset.sessionId, top: row.getBoundingClientRect().top, scrollTop: list.scrollTop, held: list.dataset.held } : null));
        }));`,
     ),
   );
   assert.ok(held && held.scrollTop > 0, `a row in view, the list scrolled: ${JSON.stringify(held)}`);
+  // With the pointer over the list, the calm order would put the new session after the others.
+  assert.equal(held.held, 'false', 'the order is not held');
   await desktop.oc.json('/session', { method: 'POST', body: { title: 'Made while the list was scrolled' } });
   await waitForScript(wd, `return document.querySelector('[data-testid="session-group"] .count')?.textContent === '${MORE + 2}'`, 'the new session listed', 60_000);
   const top = await wd.executeAsyncScript(

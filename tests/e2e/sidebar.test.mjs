@@ -435,6 +435,8 @@ test('a session made above the view does not move the rows in view, in an engine
   });
   const held = await firstInView();
   assert.ok(held, 'a row in view');
+  // Else the calm order would put the new session after the others and nothing would move.
+  assert.equal(await list.getAttribute('data-held'), 'false', 'the order is not held');
   const made = await session('Made while the list was scrolled');
   await until(async () => (await count()) === before + 1, 'the new session listed');
   await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
