@@ -30,6 +30,7 @@ import { subscribeEvents } from '../support/events.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { startOpencode } from '../support/opencode.mjs';
 import { openMinimalClient } from './minimal-client.mjs';
+import { ownShare } from './own-share.mjs';
 import { openSettledTab } from './settled-tab.mjs';
 
 /** The script that gives the page `window.__afterFrame` (the "painted" stamp). */
@@ -271,10 +272,18 @@ try {
     await rowPainted;
     return { key, eventAt, painted: await p.evaluate((k) => window.__itemPainted[k], key) };
   }
-  /** Times `session`'s item on Crosscheck's page, with the split of where its time went. */
-  async function timeCrosscheckItem(session) {
-    const { key, eventAt, painted } = await timeItem(page, session);
-    latencies.push(painted - eventAt);
+  /** Times the next `count` askers' items on page `p`, 200 ms apart, into `into`; `after` gets
+   * each one timed (for Crosscheck's page: where its time went). */
+  async function timeItems(p, count, into, after) {
+    for (const session of askers.slice(next, (next += count))) {
+      const { key, eventAt, painted } = await timeItem(p, session);
+      into.push(painted - eventAt);
+      if (after) await after(session, key, eventAt, painted);
+      await sleep(200);
+    }
+  }
+  /** Where the time of `session`'s item on Crosscheck's page went. */
+  async function splitCrosscheckItem(session, key, eventAt, painted) {
     const split = await page.evaluate(([id, k]) => {
       const asked = window.__sse.find((m) => m.data.includes(id) && m.data.includes('"permissionAsked"'));
       const upserted = window.__sse.find((m) => m.data.includes(id) && m.data.includes('"sessionUpserted"') && m.data.includes('"permission"'));
@@ -291,7 +300,6 @@ try {
     parts.vsync.push(vsync);
     parts.own.push(painted - eventAt - vsync);
     parts.firstFrame.push(split.frame - eventAt <= 1000 / 60 ? 1 : 0);
-    await sleep(200);
   }
   const minimalBrowser = await launchBrowser();
   const minimalContext = await minimalBrowser.browser.newContext({ viewport: { width: 1280, height: 860 } });
@@ -301,24 +309,12 @@ try {
   while (latencies.length < SAMPLES) {
     await load(cc, 0); // the page the items come to (not measured)
     await sleep(1000);
-    for (const session of askers.slice(next, (next += WARM_UP))) {
-      const { eventAt, painted } = await timeItem(page, session);
-      warmUps.crosscheck.push(painted - eventAt);
-      await sleep(200);
-    }
-    for (const session of askers.slice(next, (next += TURN))) await timeCrosscheckItem(session);
+    await timeItems(page, WARM_UP, warmUps.crosscheck);
+    await timeItems(page, TURN, latencies, splitCrosscheckItem);
     await page.goto('about:blank');
     const minimal = await openSettledTab(() => openMinimalClient(minimalContext, oc.url));
-    for (const session of askers.slice(next, (next += WARM_UP))) {
-      const { eventAt, painted } = await timeItem(minimal.page, session);
-      warmUps.minimal.push(painted - eventAt);
-      await sleep(200);
-    }
-    for (const session of askers.slice(next, (next += TURN))) {
-      const { eventAt, painted } = await timeItem(minimal.page, session);
-      minimalLatencies.push(painted - eventAt);
-      await sleep(200);
-    }
+    await timeItems(minimal.page, WARM_UP, warmUps.minimal);
+    await timeItems(minimal.page, TURN, minimalLatencies);
     await minimal.close();
   }
   await minimalBrowser.close();
@@ -342,10 +338,10 @@ try {
   );
   const joined = (list) => list.map((x) => x.toFixed(1)).join(', ');
   console.log(`  the first item after each load (not counted): Crosscheck ${joined(warmUps.crosscheck)} ms; the minimal client ${joined(warmUps.minimal)} ms`);
-  // The own share, as for the other flows (own-share.mjs): Crosscheck's quantiles minus the
-  // client's that shows the same event alone, in the same run; the display's frame clock and the
-  // server's event pattern fall on both.
-  const share = { p50: lat.p50 - minimalLat.p50, p95: lat.p95 - minimalLat.p95 };
+  // The own share, as for the other flows: Crosscheck's quantiles minus the client's that shows
+  // the same event alone, in the same run; the display's frame clock and the server's event
+  // pattern fall on both.
+  const share = ownShare(latencies, minimalLatencies);
   console.log(
     `attention item: own share (Crosscheck minus the minimal client, same run): p50 ${share.p50.toFixed(1)} ms, p95 ${share.p95.toFixed(1)} ms ` +
       `(target p95 <= 16 ms: ${verdict(share.p95 <= 16)})`,

@@ -19,11 +19,16 @@ export function meets({ p50, p95 }) {
   return p50 <= TARGET.p50 && p95 <= TARGET.p95;
 }
 
-/** The line `make bench` prints for one flow: the share, the target and whether it is met. */
-export function ownShareLine(flow, ours, baseline) {
+/** Crosscheck's share of a flow: its p50 and p95 minus the baseline's (ms). */
+export function ownShare(ours, baseline) {
   const o = quantiles(ours);
   const b = quantiles(baseline);
-  const share = { p50: o.p50 - b.p50, p95: o.p95 - b.p95 };
+  return { p50: o.p50 - b.p50, p95: o.p95 - b.p95 };
+}
+
+/** The line `make bench` prints for one flow: the share, the target and whether it is met. */
+export function ownShareLine(flow, ours, baseline) {
+  const share = ownShare(ours, baseline);
   const verdict = meets(share) ? 'met' : 'NOT met';
   return `${flow}: own share p50 ${share.p50.toFixed(1)} ms, p95 ${share.p95.toFixed(1)} ms (target p50 <= ${TARGET.p50} ms, p95 <= ${TARGET.p95} ms: ${verdict})`;
 }
